@@ -1,0 +1,110 @@
+/// Flags of `org.freedesktop.DBus.RequestName`.
+public struct NameRequestFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// `DBUS_NAME_FLAG_ALLOW_REPLACEMENT`: another connection may take the name.
+    public static let allowReplacement = NameRequestFlags(rawValue: 0x1)
+    /// `DBUS_NAME_FLAG_REPLACE_EXISTING`: take the name if its owner allows replacement.
+    public static let replaceExisting = NameRequestFlags(rawValue: 0x2)
+    /// `DBUS_NAME_FLAG_DO_NOT_QUEUE`: fail rather than wait in the queue.
+    public static let doNotQueue = NameRequestFlags(rawValue: 0x4)
+}
+
+/// The reply of `RequestName`.
+public enum NameRequestReply: UInt32, Sendable {
+    /// `DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER`
+    case primaryOwner = 1
+    /// `DBUS_REQUEST_NAME_REPLY_IN_QUEUE`
+    case inQueue = 2
+    /// `DBUS_REQUEST_NAME_REPLY_EXISTS`
+    case exists = 3
+    /// `DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER`
+    case alreadyOwner = 4
+}
+
+/// The reply of `ReleaseName`.
+public enum NameReleaseReply: UInt32, Sendable {
+    case released = 1, nonExistent = 2, notOwner = 3
+}
+
+/// A change of a name's owner, from `NameOwnerChanged`; `nil` means no owner.
+public struct NameOwnerChange: Sendable, Hashable {
+    public var name: String
+    public var oldOwner: String?
+    public var newOwner: String?
+}
+
+extension DBusConnection {
+    private func busCall(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
+                       interface: StandardInterface.bus, method: method, arguments)
+    }
+
+    /// Requests a well-known name.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid or unique name, or the bus's error.
+    public func requestName(_ name: String, flags: NameRequestFlags = []) async throws(DBusError) -> NameRequestReply {
+        try BusName.validate(name)
+        guard !name.hasPrefix(":") else { throw .invalidArgs("“\(name)” is a unique name; only well-known names can be requested") }
+        let reply = try await busCall("RequestName", [.string(name), .uint32(flags.rawValue)])
+        guard case .uint32(let code)? = reply.first, let result = NameRequestReply(rawValue: code) else {
+            throw .failed("RequestName(\(name)) returned \(reply)")
+        }
+        return result
+    }
+
+    /// Releases a well-known name (or leaves its queue).
+    public func releaseName(_ name: String) async throws(DBusError) -> NameReleaseReply {
+        try BusName.validate(name)
+        let reply = try await busCall("ReleaseName", [.string(name)])
+        guard case .uint32(let code)? = reply.first, let result = NameReleaseReply(rawValue: code) else {
+            throw .failed("ReleaseName(\(name)) returned \(reply)")
+        }
+        return result
+    }
+
+    /// The unique name owning `name`, or `nil` when it has no owner.
+    public func nameOwner(_ name: String) async throws(DBusError) -> String? {
+        try BusName.validate(name)
+        do {
+            return try await busCall("GetNameOwner", [.string(name)]).first?.string
+        } catch where error.name == DBusError.Name.nameHasNoOwner {
+            return nil
+        }
+    }
+
+    /// The unique names waiting for `name`, owner first.
+    public func nameQueue(_ name: String) async throws(DBusError) -> [String] {
+        try BusName.validate(name)
+        do {
+            return try await busCall("ListQueuedOwners", [.string(name)]).first?.stringArray ?? []
+        } catch where error.name == DBusError.Name.nameHasNoOwner {
+            return []
+        }
+    }
+
+    /// Delivers `NameOwnerChanged` for `name` (or for every name when `nil`).
+    public func watchNameOwner(
+        _ name: String? = nil, handler: @escaping @Sendable (NameOwnerChange) -> Void
+    ) async throws(DBusError) -> SignalSubscription {
+        if let name { try BusName.validate(name) }
+        let rule = MatchRule(sender: StandardInterface.bus, interface: StandardInterface.bus,
+                             member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name)
+        return try await subscribe(rule) { message in
+            guard let args = try? message.arguments(), args.count == 3,
+                  let changed = args[0].string, let old = args[1].string, let new = args[2].string else { return }
+            handler(NameOwnerChange(name: changed, oldOwner: old.isEmpty ? nil : old, newOwner: new.isEmpty ? nil : new))
+        }
+    }
+
+    /// Delivers `NameAcquired` (`true`) and `NameLost` (`false`) for this connection's names.
+    public func watchOwnNames(handler: @escaping @Sendable (_ name: String, _ acquired: Bool) -> Void) async throws(DBusError) -> SignalSubscription {
+        let rule = MatchRule(sender: StandardInterface.bus, interface: StandardInterface.bus, path: "/org/freedesktop/DBus")
+        return try await subscribe(rule, addMatch: false) { message in
+            guard let member = message.member, member == "NameAcquired" || member == "NameLost",
+                  message.destination == nil || message.destination == self.uniqueName,
+                  let name = (try? message.arguments())?.first?.string else { return }
+            handler(name, member == "NameAcquired")
+        }
+    }
+}

@@ -1,0 +1,267 @@
+internal import CDBus
+import Synchronization
+
+/// A private connection to a message bus, driven by its own bus thread.
+///
+/// Method handlers, property accessors and signal handlers run on the bus thread, one
+/// at a time; keep them short. Every other entry point may be called from any thread.
+/// Closing (or releasing the last reference) flushes queued messages and disconnects.
+public final class DBusConnection: Sendable {
+    /// Which bus to connect to.
+    public enum Bus: Sendable {
+        /// The session bus of `DBUS_SESSION_BUS_ADDRESS`.
+        case session
+        /// A bus at a D-Bus address such as `unix:path=/tmp/bus`.
+        case address(String)
+    }
+
+    let loop: BusLoop
+    let registry = Mutex(Registry())
+
+    struct Registry {
+        var objects: [ObjectPath: [DBusInterface]] = [:]
+        var subscriptions: [UInt64: (rule: MatchRule, handler: @Sendable (DBusMessage) -> Void)] = [:]
+        var nextSubscription: UInt64 = 1
+        var disconnectHandlers: [@Sendable () -> Void] = []
+        var connected = true
+    }
+
+    /// This connection's unique name on the bus, such as `:1.42`.
+    public var uniqueName: String { loop.uniqueName }
+
+    /// Connects, registers with the bus, and starts the bus thread.
+    ///
+    /// - Throws: ``DBusError`` with libdbus's error name when the bus cannot be reached,
+    ///   for example `org.freedesktop.DBus.Error.FileNotFound` for a missing socket.
+    public init(_ bus: Bus = .session) throws(DBusError) {
+        switch bus {
+        case .session: loop = try BusLoop(address: nil)
+        case .address(let address): loop = try BusLoop(address: address)
+        }
+        loop.messageHandler = { [weak self] message in self?.handle(message) ?? false }
+        loop.disconnectHandler = { [weak self] in
+            guard let self else { return }
+            let handlers = self.registry.withLock { state -> [@Sendable () -> Void] in
+                state.connected = false
+                return state.disconnectHandlers
+            }
+            for handler in handlers { handler() }
+        }
+        loop.start()
+    }
+
+    deinit { loop.stop() }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { registry.withLock { $0.connected } && !loop.isClosed }
+
+    /// Flushes queued messages and closes the connection. Pending calls fail with
+    /// `Disconnected`; later calls throw it.
+    public func close() { loop.stop() }
+
+    /// Runs `handler` on the bus thread when the connection closes or the bus goes away.
+    public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
+        registry.withLock { $0.disconnectHandlers.append(handler) }
+    }
+
+    // MARK: Sending
+
+    /// Queues a message; returns without waiting for it to be written.
+    public func send(_ message: DBusMessage) throws(DBusError) {
+        let loop = self.loop
+        let accepted = loop.perform {
+            _ = dbus_connection_send(loop.connection, message.raw, nil)
+        }
+        guard accepted else { throw .disconnected() }
+    }
+
+    /// Sends a method call and waits for the reply.
+    ///
+    /// - Returns: the method-return message.
+    /// - Throws: the ``DBusError`` of an error reply; `NoReply` after `timeout`;
+    ///   `Disconnected` when the connection is closed.
+    public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws(DBusError) -> DBusMessage {
+        let millis = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let loop = self.loop
+        do {
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
+                let accepted = loop.perform {
+                    var pending: OpaquePointer?
+                    guard dbus_connection_send_with_reply(loop.connection, message.raw, &pending, millis) != 0, let pending else {
+                        continuation.resume(throwing: DBusError.disconnected())
+                        return
+                    }
+                    let box = Unmanaged.passRetained(ContinuationBox(continuation)).toOpaque()
+                    let set = dbus_pending_call_set_notify(pending, { pending, data in
+                        let box = Unmanaged<ContinuationBox>.fromOpaque(data!).takeUnretainedValue()
+                        box.complete(with: dbus_pending_call_steal_reply(pending))
+                    }, box, { data in Unmanaged<ContinuationBox>.fromOpaque(data!).release() })
+                    if set == 0 {
+                        Unmanaged<ContinuationBox>.fromOpaque(box).release()
+                        continuation.resume(throwing: DBusError(DBusError.Name.noMemory, "cannot wait for the reply"))
+                    } else if dbus_pending_call_get_completed(pending) != 0 {
+                        Unmanaged<ContinuationBox>.fromOpaque(box).takeUnretainedValue()
+                            .complete(with: dbus_pending_call_steal_reply(pending))
+                    }
+                    dbus_pending_call_unref(pending)
+                }
+                if !accepted { continuation.resume(throwing: DBusError.disconnected()) }
+            }
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            throw .failed("\(error)")
+        }
+    }
+
+    /// Calls a method and returns its output arguments.
+    public func call(
+        destination: String, path: ObjectPath, interface: String, method: String,
+        _ arguments: [DBusValue] = [], timeout: Duration = .seconds(25)
+    ) async throws(DBusError) -> [DBusValue] {
+        let message = try DBusMessage.methodCall(
+            destination: destination, path: path, interface: interface, method: method, arguments: arguments)
+        return try await call(message, timeout: timeout).arguments()
+    }
+
+    /// Runs `work` on the bus thread after `delay`; used to batch outgoing signals.
+    /// Returns a token for ``cancelScheduled(_:)``.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> UInt64 {
+        let nanos = UInt64(max(0, delay.components.seconds)) * 1_000_000_000
+            + UInt64(max(0, delay.components.attoseconds / 1_000_000_000))
+        return loop.schedule(afterNanos: nanos, work)
+    }
+
+    public func cancelScheduled(_ token: UInt64) { loop.cancelTimer(token) }
+
+    // MARK: Exporting
+
+    /// Exports interfaces at `path`. Introspection, `Properties` and `Peer` come with them.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid interface or member name,
+    ///   a duplicate interface, or an object already exported at `path`.
+    @discardableResult
+    public func export(_ interfaces: [DBusInterface], at path: ObjectPath) throws(DBusError) -> DBusExportedObject {
+        var seen = Set<String>()
+        for interface in interfaces {
+            try InterfaceName.validate(interface.name)
+            guard seen.insert(interface.name).inserted else { throw .invalidArgs("interface \(interface.name) is listed twice") }
+            for name in interface.methods.map(\.name) + interface.properties.map(\.name) + interface.signals.map(\.name) {
+                try MemberName.validate(name)
+            }
+        }
+        let added = registry.withLock { state -> Bool in
+            guard state.objects[path] == nil else { return false }
+            state.objects[path] = interfaces
+            return true
+        }
+        guard added else { throw .invalidArgs("an object is already exported at \(path)") }
+        return DBusExportedObject(path: path, connection: self, interfaces: interfaces)
+    }
+
+    func unexport(_ path: ObjectPath) {
+        _ = registry.withLock { $0.objects.removeValue(forKey: path) }
+    }
+
+    // MARK: Signals
+
+    /// Delivers signals matching `rule` to `handler` on the bus thread. Unless
+    /// `addMatch` is false (for signals the bus sends to this connection anyway,
+    /// such as `NameAcquired`), the rule is added to the bus first.
+    public func subscribe(
+        _ rule: MatchRule, addMatch: Bool = true, handler: @escaping @Sendable (DBusMessage) -> Void
+    ) async throws(DBusError) -> SignalSubscription {
+        let id = registry.withLock { state -> UInt64 in
+            let id = state.nextSubscription
+            state.nextSubscription += 1
+            state.subscriptions[id] = (rule, handler)
+            return id
+        }
+        if addMatch {
+            do {
+                _ = try await call(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
+                                   interface: StandardInterface.bus, method: "AddMatch", [.string(rule.text)])
+            } catch {
+                _ = registry.withLock { $0.subscriptions.removeValue(forKey: id) }
+                throw error
+            }
+        }
+        return SignalSubscription(connection: self, id: id, rule: rule, addedMatch: addMatch)
+    }
+
+    func unsubscribe(_ subscription: SignalSubscription) {
+        let removed = registry.withLock { $0.subscriptions.removeValue(forKey: subscription.id) } != nil
+        guard removed, subscription.addedMatch,
+              let message = try? DBusMessage.methodCall(
+                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                method: "RemoveMatch", arguments: [.string(subscription.rule.text)]) else { return }
+        message.setNoReply()
+        try? send(message)
+    }
+
+    // MARK: Incoming
+
+    /// Routes one incoming message; runs on the bus thread.
+    private func handle(_ message: DBusMessage) -> Bool {
+        switch message.kind {
+        case .signal:
+            if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+                loop.stop()
+                return true
+            }
+            let handlers = registry.withLock { state in
+                state.subscriptions.values.filter { $0.rule.matches(message) }.map(\.handler)
+            }
+            for handler in handlers { handler(message) }
+            return !handlers.isEmpty
+        case .methodCall:
+            let reply = dispatch(message)
+            if !message.noReplyExpected, let reply {
+                dbus_connection_send(loop.connection, reply.raw, nil)
+            }
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// A signal subscription; ``cancel()`` removes it and its bus match rule.
+public struct SignalSubscription: Sendable {
+    let connection: DBusConnection
+    let id: UInt64
+    let rule: MatchRule
+    let addedMatch: Bool
+
+    public func cancel() { connection.unsubscribe(self) }
+}
+
+/// Carries a call's continuation through libdbus's pending-call user data.
+private final class ContinuationBox: @unchecked Sendable {
+    private var continuation: CheckedContinuation<DBusMessage, any Error>?
+    init(_ continuation: CheckedContinuation<DBusMessage, any Error>) { self.continuation = continuation }
+
+    /// libdbus frees a pending call without notifying when the connection is finalized
+    /// with the call still open; the waiter then learns the connection is gone.
+    deinit { continuation?.resume(throwing: DBusError.disconnected("the connection closed before the reply arrived")) }
+
+    /// Resumes once; runs on the bus thread only.
+    func complete(with raw: OpaquePointer?) {
+        guard let continuation else {
+            if let raw { dbus_message_unref(raw) }
+            return
+        }
+        self.continuation = nil
+        guard let raw else {
+            continuation.resume(throwing: DBusError(DBusError.Name.noReply, "the call completed without a reply"))
+            return
+        }
+        let reply = DBusMessage(taking: raw)
+        if let error = reply.error {
+            continuation.resume(throwing: error)
+        } else {
+            continuation.resume(returning: reply)
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import DBus
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Testing
+import TestSupport
+
+/// A service with one exported object, on its own private bus, and a client connection.
+final class Fixture: Sendable {
+    let bus: PrivateBus
+    let server: DBusConnection
+    let client: DBusConnection
+    let object: DBusExportedObject
+    let volume = Locked(0.5)
+    static let interface = "org.earshot.Test"
+
+    init() throws {
+        bus = try PrivateBus()
+        server = try DBusConnection(.address(bus.address))
+        client = try DBusConnection(.address(bus.address))
+        let volume = self.volume
+        object = try server.export([
+            DBusInterface(
+                Fixture.interface,
+                methods: [
+                    DBusMethod("Echo", inputs: [.init("value", .variant)], outputs: [.init("value", .variant)]) { call in
+                        call.arguments
+                    },
+                    DBusMethod("Add", inputs: [.init("a", .int32), .init("b", .int32)], outputs: [.init("sum", .int32)]) { call in
+                        guard case .int32(let a) = call.arguments[0], case .int32(let b) = call.arguments[1] else { return [] }
+                        let (sum, overflow) = a.addingReportingOverflow(b)
+                        if overflow { throw DBusError.invalidArgs("\(a) + \(b) overflows int32") }
+                        return [.int32(sum)]
+                    },
+                    DBusMethod("Sleep", inputs: [.init("ms", .uint32)]) { call in
+                        if case .uint32(let ms) = call.arguments[0] { usleep(ms * 1000) }
+                        return []
+                    },
+                    DBusMethod("Caller", outputs: [.init("sender", .string)]) { call in [.string(call.sender ?? "")] },
+                ],
+                properties: [
+                    DBusProperty("Volume", .double, get: { .double(volume.withLock { $0 }) }, set: { value, _ in
+                        guard let v = value.double, v.isFinite, v >= 0 else { throw DBusError.invalidArgs("Volume must be a finite number ≥ 0, not \(value)") }
+                        volume.withLock { $0 = v }
+                    }),
+                    DBusProperty("Name", .string, changeSignal: .const, get: { .string("fixture") }),
+                    DBusProperty("Position", .int64, changeSignal: .false, get: { .int64(42) }),
+                ],
+                signals: [DBusSignalDeclaration("Ping", arguments: [.init("n", .int32)])]
+            ),
+        ], at: "/org/earshot/Test")
+    }
+
+    func call(_ method: String, _ args: [DBusValue] = [], interface: String = Fixture.interface,
+              path: ObjectPath = "/org/earshot/Test") async throws(DBusError) -> [DBusValue] {
+        try await client.call(destination: server.uniqueName, path: path, interface: interface, method: method, args)
+    }
+
+    func properties(_ method: String, _ args: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(method, args, interface: StandardInterface.properties)
+    }
+}
+
+func errorName(_ body: () async throws -> Void) async -> String? {
+    do {
+        try await body()
+        return nil
+    } catch let error as DBusError {
+        return error.name
+    } catch {
+        return "\(error)"
+    }
+}
+
+@Suite("DBus over a private bus")
+struct BusTests {
+    static let samples: [DBusValue] = [
+        .byte(255), .boolean(true), .int16(-3), .uint16(65535), .int32(Int32.min), .uint32(UInt32.max),
+        .int64(Int64.min), .uint64(UInt64.max), .double(-0.25), .string("héllo ✓"), .objectPath("/a/b_c"),
+        .signature(try! DBusSignature("a{sv}(ii)")), .variant(.variant(.int32(7))),
+        .array(.string, []), .strings(["a", "b"]), .array(.array(.byte), [.array(.byte, [1, 2].map(DBusValue.byte))]),
+        .vardict(["k": .double(1), "m": .vardict(["x": .strings(["y"])])]),
+        .dictionary(key: .uint32, value: .objectPath, [.init(.uint32(1), .objectPath("/x"))]),
+        .structure([.string("s"), .structure([.int32(1), .array(.double, [.double(2)])])]),
+    ]
+
+    @Test("every value type survives a round trip through dbus-daemon", arguments: samples)
+    func echo(_ value: DBusValue) async throws {
+        let fixture = try Fixture()
+        let reply = try await fixture.call("Echo", [.variant(value)])
+        #expect(reply == [.variant(value)])
+    }
+
+    @Test("handler errors and arguments reach the caller")
+    func methodErrors() async throws {
+        let fixture = try Fixture()
+        #expect(try await fixture.call("Add", [.int32(2), .int32(40)]) == [.int32(42)])
+        #expect(await errorName { _ = try await fixture.call("Add", [.int32(Int32.max), .int32(1)]) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await fixture.call("Add", [.string("2"), .int32(1)]) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await fixture.call("Add", []) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await fixture.call("Nope") } == DBusError.Name.unknownMethod)
+        #expect(await errorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], interface: "org.earshot.Other") } == DBusError.Name.unknownInterface)
+        #expect(await errorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], path: "/elsewhere") } == DBusError.Name.unknownObject)
+        #expect(try await fixture.call("Caller").first?.string == fixture.client.uniqueName)
+    }
+
+    @Test("properties: Get, GetAll, Set with access rules and type checks")
+    func properties() async throws {
+        let f = try Fixture()
+        let i = DBusValue.string(Fixture.interface)
+        #expect(try await f.properties("Get", [i, .string("Volume")]) == [.variant(.double(0.5))])
+        let all = try await f.properties("GetAll", [i]).first?.stringKeyedDictionary
+        #expect(all?["Volume"] == .double(0.5))
+        #expect(all?["Name"] == .string("fixture"))
+        #expect(all?["Position"] == .int64(42))
+        _ = try await f.properties("Set", [i, .string("Volume"), .variant(.double(0.75))])
+        #expect(f.volume.withLock { $0 } == 0.75)
+
+        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.string("loud"))]) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.double(.nan))]) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Name"), .variant(.string("x"))]) } == DBusError.Name.propertyReadOnly)
+        #expect(await errorName { _ = try await f.properties("Get", [i, .string("Missing")]) } == DBusError.Name.unknownProperty)
+        #expect(await errorName { _ = try await f.properties("Get", [.string("org.earshot.Nope"), .string("Volume")]) } == DBusError.Name.unknownInterface)
+        #expect(await errorName { _ = try await f.properties("Get", [i]) } == DBusError.Name.invalidArgs)
+        #expect(await errorName { _ = try await f.properties("Frobnicate", []) } == DBusError.Name.unknownMethod)
+        #expect(f.volume.withLock { $0 } == 0.75, "rejected sets change nothing")
+    }
+
+    @Test("PropertiesChanged carries values and invalidations")
+    func propertiesChanged() async throws {
+        let f = try Fixture()
+        let received = Locked<[[DBusValue]]>([])
+        let subscription = try await f.client.subscribe(MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged")) { message in
+            received.withLock { $0.append((try? message.arguments()) ?? []) }
+        }
+        try f.object.emitPropertiesChanged(interface: Fixture.interface, changed: ["Volume": .double(1)], invalidated: ["Name"])
+        try await eventually("PropertiesChanged") { received.withLock { !$0.isEmpty } }
+        let args = received.withLock { $0[0] }
+        #expect(args == [.string(Fixture.interface), .vardict(["Volume": .double(1)]), .strings(["Name"])])
+        subscription.cancel()
+    }
+
+    @Test("introspection lists the declarations, annotations and child nodes")
+    func introspection() async throws {
+        let f = try Fixture()
+        let xml = try #require(try await f.call("Introspect", interface: StandardInterface.introspectable).first?.string)
+        let document = try XMLDocument(xmlString: xml)
+        let interface = try #require(try document.nodes(forXPath: "/node/interface[@name='org.earshot.Test']").first as? XMLElement)
+        let methods = try interface.nodes(forXPath: "method/@name").compactMap { $0.stringValue }
+        #expect(Set(methods) == ["Echo", "Add", "Sleep", "Caller"])
+        let addIn = try interface.nodes(forXPath: "method[@name='Add']/arg[@direction='in']/@type").compactMap { $0.stringValue }
+        #expect(addIn == ["i", "i"])
+        #expect(try interface.nodes(forXPath: "property[@name='Volume']/@access").first?.stringValue == "readwrite")
+        #expect(try interface.nodes(forXPath: "property[@name='Position']/annotation/@value").first?.stringValue == "false")
+        #expect(try interface.nodes(forXPath: "signal[@name='Ping']/arg/@type").first?.stringValue == "i")
+        for standard in [StandardInterface.properties, StandardInterface.introspectable, StandardInterface.peer] {
+            #expect(try !document.nodes(forXPath: "/node/interface[@name='\(standard)']").isEmpty)
+        }
+        let parent = try #require(try await f.call("Introspect", interface: StandardInterface.introspectable, path: "/org").first?.string)
+        #expect(try XMLDocument(xmlString: parent).nodes(forXPath: "/node/node/@name").compactMap { $0.stringValue } == ["earshot"])
+    }
+
+    @Test("gdbus sees the same object: Peer.Ping, introspection, and a call")
+    func gdbus() async throws {
+        let f = try Fixture()
+        let env = f.bus.environment
+        let ping = try await run("gdbus", ["call", "--session", "--dest", f.server.uniqueName, "--object-path", "/org/earshot/Test",
+                                           "--method", "org.freedesktop.DBus.Peer.Ping"], environment: env)
+        #expect(ping.status == 0, "\(ping.stderr)")
+        let add = try await run("gdbus", ["call", "--session", "--dest", f.server.uniqueName, "--object-path", "/org/earshot/Test",
+                                          "--method", "org.earshot.Test.Add", "20", "22"], environment: env)
+        #expect(add.output == "(42,)")
+        let bad = try await run("gdbus", ["call", "--session", "--dest", f.server.uniqueName, "--object-path", "/org/earshot/Test",
+                                          "--method", "org.earshot.Test.Add", "20"], environment: env)
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("InvalidArgs"))
+    }
+
+    @Test("signals emitted from many threads at once all arrive")
+    func crossThreadSignals() async throws {
+        let f = try Fixture()
+        let count = Locked(0)
+        _ = try await f.client.subscribe(MatchRule(interface: Fixture.interface, member: "Ping")) { _ in count.withLock { $0 += 1 } }
+        await withTaskGroup(of: Void.self) { group in
+            for n in 0..<200 {
+                group.addTask { try? f.object.emit("Ping", interface: Fixture.interface, [.int32(Int32(n))]) }
+            }
+        }
+        try await eventually("200 signals") { count.withLock { $0 } == 200 }
+        #expect(throws: DBusError.self) { try f.object.emit("Ping", interface: Fixture.interface, [.string("wrong")]) }
+        #expect(throws: DBusError.self) { try f.object.emit("Undeclared", interface: Fixture.interface) }
+    }
+
+    @Test("a call times out with NoReply and the connection keeps working")
+    func timeout() async throws {
+        let f = try Fixture()
+        let message = try DBusMessage.methodCall(destination: f.server.uniqueName, path: "/org/earshot/Test",
+                                                 interface: Fixture.interface, method: "Sleep", arguments: [.uint32(400)])
+        let start = Date()
+        #expect(await errorName { _ = try await f.client.call(message, timeout: .milliseconds(100)) } == DBusError.Name.noReply)
+        #expect(Date().timeIntervalSince(start) < 0.35)
+        #expect(try await f.call("Add", [.int32(1), .int32(1)]) == [.int32(2)])
+    }
+
+    @Test("name queue: flags, NameAcquired/NameLost, replacement, and return on disconnect")
+    func names() async throws {
+        let f = try Fixture()
+        let third = try DBusConnection(.address(f.bus.address))
+        let name = "org.earshot.Queue"
+        let events = Locked<[String]>([])
+        _ = try await f.server.watchOwnNames { n, acquired in if n == name { events.withLock { $0.append(acquired ? "acquired" : "lost") } } }
+        let owners = Locked<[String?]>([])
+        _ = try await f.client.watchNameOwner(name) { change in owners.withLock { $0.append(change.newOwner) } }
+
+        #expect(try await f.server.requestName(name, flags: [.allowReplacement]) == .primaryOwner)
+        #expect(try await f.server.requestName(name, flags: [.allowReplacement]) == .alreadyOwner)
+        #expect(try await third.requestName(name, flags: [.doNotQueue]) == .exists)
+        #expect(try await third.requestName(name, flags: [.allowReplacement]) == .inQueue)
+        #expect(try await f.client.requestName(name, flags: [.allowReplacement, .replaceExisting]) == .primaryOwner)
+        #expect(try await f.client.nameOwner(name) == f.client.uniqueName)
+        // The replaced owner goes to the head of the queue.
+        #expect(try await f.client.nameQueue(name) == [f.client.uniqueName, f.server.uniqueName, third.uniqueName])
+        try await eventually("NameLost") { events.withLock { $0 } == ["acquired", "lost"] }
+
+        f.client.close()
+        try await eventually("the name returns to the previous owner") { try await third.nameOwner(name) == f.server.uniqueName }
+        try await eventually("NameAcquired again") { events.withLock { $0 } == ["acquired", "lost", "acquired"] }
+        #expect(owners.withLock { $0 }.first == f.server.uniqueName)
+        #expect(try await f.server.releaseName(name) == .released)
+        #expect(try await third.nameOwner(name) == third.uniqueName)
+        await #expect(throws: DBusError.self) { try await third.requestName(":1.5") }
+        await #expect(throws: DBusError.self) { try await third.requestName("no dots") }
+    }
+
+    @Test("a closed connection throws Disconnected instead of hanging")
+    func closed() async throws {
+        let f = try Fixture()
+        f.client.close()
+        try await eventually("close") { !f.client.isConnected }
+        #expect(await errorName { _ = try await f.call("Add", [.int32(1), .int32(1)]) } == DBusError.Name.disconnected)
+    }
+
+    @Test("a missing bus is a clear error")
+    func missingBus() {
+        #expect(throws: DBusError.self) { try DBusConnection(.address("unix:path=/nonexistent/bus")) }
+    }
+}

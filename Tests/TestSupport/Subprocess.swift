@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+
+/// What a finished command printed and returned.
+public struct CommandResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    /// Standard output without the trailing newline.
+    public var output: String { stdout.trimmingCharacters(in: .newlines) }
+}
+
+/// Runs a command to completion (killing it after `timeout` seconds).
+public func run(
+    _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 15
+) async throws -> CommandResult {
+    let child = try Child(executable, arguments, environment: environment)
+    let status = try await child.wait(timeout: timeout)
+    return CommandResult(status: status, stdout: child.stdout, stderr: child.stderr)
+}
+
+/// A running child process whose output is collected as it arrives.
+public final class Child: Sendable {
+    private let process: Process
+    private let out = OutputBuffer()
+    private let err = OutputBuffer()
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        let process = Process()
+        let path = executable.hasPrefix("/") ? executable : "/usr/bin/env"
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+        if let environment { process.environment = environment }
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = FileHandle.nullDevice
+        self.process = process
+        let out = self.out
+        let err = self.err
+        outPipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            out.append(data)
+        }
+        errPipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            err.append(data)
+        }
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var stdout: String { out.text }
+    public var stderr: String { err.text }
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends a signal (SIGTERM by default).
+    public func kill(_ signal: Int32 = SIGTERM) {
+        if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
+    }
+
+    /// Waits for exit; kills with SIGKILL and throws after `timeout` seconds.
+    @discardableResult
+    public func wait(timeout: Double = 15) async throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline {
+                kill(SIGKILL)
+                throw TestFailure("\(process.executableURL?.lastPathComponent ?? "child") did not exit within \(timeout) s; output: \(stdout) \(stderr)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        // Let the readability handlers drain the pipes.
+        try await Task.sleep(for: .milliseconds(20))
+        return process.terminationStatus
+    }
+
+    /// Waits until standard output contains `text`; throws after `timeout` seconds.
+    public func waitForOutput(_ text: String, timeout: Double = 10) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !stdout.contains(text) {
+            if Date() > deadline || (!process.isRunning && !stdout.contains(text)) {
+                throw TestFailure("waited for “\(text)”; stdout: \(stdout) stderr: \(stderr)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    deinit {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// Polls `condition` until it holds; throws after `timeout` seconds with `what`.
+public func eventually(
+    _ what: String, timeout: Double = 5, _ condition: @Sendable () async throws -> Bool
+) async throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        if try await condition() { return }
+        if Date() > deadline { throw TestFailure("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// Bytes collected from a pipe's readability handler.
+final class OutputBuffer: Sendable {
+    private let data = Mutex(Data())
+    func append(_ more: Data) { data.withLock { $0.append(more) } }
+    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// A value shared between a test and the handlers it installs.
+public final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    public init(_ value: Value) { mutex = Mutex(value) }
+    public var value: Value { mutex.withLock { $0 } }
+    public func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}

@@ -59,6 +59,18 @@ public final class DBusConnection: Sendable {
     /// `Disconnected`; later calls throw it.
     public func close() { loop.stop() }
 
+    /// Waits until every message queued so far has been written to the bus.
+    public func flush() async {
+        let loop = self.loop
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let accepted = loop.perform {
+                dbus_connection_flush(loop.connection)
+                continuation.resume()
+            }
+            if !accepted { continuation.resume() }
+        }
+    }
+
     /// Runs `handler` on the bus thread when the connection closes or the bus goes away.
     public func onDisconnect(_ handler: @escaping @Sendable () -> Void) {
         registry.withLock { $0.disconnectHandlers.append(handler) }

@@ -1,17 +1,29 @@
 import Foundation
 
-/// A dbus-daemon of its own, started from `dbus/test-session.conf`, stopped on deinit.
+/// A dbus-daemon of its own, started from `dbus/test-session.conf`.
+///
+/// The daemon runs under a small shell watchdog that kills it when its standard input
+/// closes: on deinit, and also when the test process dies without running deinits.
+/// (Children of the test runner inherit an ignored SIGTERM, so SIGTERM alone does not
+/// stop them.)
 public final class PrivateBus: Sendable {
     /// The address to connect to, `unix:path=…`.
     public let address: String
-    private let process: Process
+    private let lifeline: FileHandle
 
     public init() throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(Paths.packageRoot)/dbus/test-session.conf", "--nofork", "--print-address=1"]
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", """
+            dbus-daemon --config-file="$1" --nofork --print-address=1 &
+            pid=$!
+            trap 'kill -9 $pid' EXIT
+            cat >/dev/null
+            """, "sh", "\(Paths.packageRoot)/dbus/test-session.conf"]
         let output = Pipe()
+        let input = Pipe()
         process.standardOutput = output
+        process.standardInput = input
         process.standardError = FileHandle.nullDevice
         try process.run()
         var line = Data()
@@ -21,11 +33,11 @@ public final class PrivateBus: Sendable {
             line.append(byte)
         }
         guard let address = String(data: line, encoding: .utf8), address.hasPrefix("unix:") else {
-            process.terminate()
+            try? input.fileHandleForWriting.close()
             throw TestFailure("dbus-daemon did not print its address")
         }
         self.address = address
-        self.process = process
+        self.lifeline = input.fileHandleForWriting
     }
 
     /// The environment for a client of this bus.
@@ -36,9 +48,8 @@ public final class PrivateBus: Sendable {
         return env
     }
 
-    /// Stops the daemon. (Foundation reaps it; `waitUntilExit` can deadlock on a
-    /// Swift concurrency thread, so nothing waits here.)
-    deinit { process.terminate() }
+    /// Stops the daemon by closing the watchdog's input.
+    deinit { try? lifeline.close() }
 }
 
 public struct TestFailure: Error, CustomStringConvertible {

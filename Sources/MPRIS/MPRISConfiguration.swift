@@ -1,0 +1,61 @@
+import DBus
+
+/// How an app appears on the bus as an MPRIS player.
+public struct MPRISConfiguration: Sendable {
+    /// The bus name suffix: the player is `org.mpris.MediaPlayer2.<appName>`.
+    public var appName: String
+    /// `Identity`: the name a desktop shows, such as "Earshot".
+    public var identity: String
+    /// `DesktopEntry`: the basename of the app's .desktop file, without extension.
+    public var desktopEntry: String?
+    /// `SupportedUriSchemes`, such as `["file"]`; ``RemoteCommandCenter/openURICommand``
+    /// only receives URIs with these schemes.
+    public var supportedURISchemes: [String] = []
+    /// `SupportedMimeTypes`.
+    public var supportedMIMETypes: [String] = []
+    /// When set, the player owns `org.mpris.MediaPlayer2.<appName>.instance<id>` alone
+    /// instead of sharing the app name with the app's other processes.
+    public var instanceID: String?
+    /// How long property changes are collected into one `PropertiesChanged`.
+    public var coalescingInterval: Duration = .milliseconds(100)
+
+    public init(appName: String, identity: String, desktopEntry: String? = nil) {
+        self.appName = appName
+        self.identity = identity
+        self.desktopEntry = desktopEntry
+    }
+
+    /// The shared name every process of the app queues for.
+    public var sharedBusName: String { "org.mpris.MediaPlayer2.\(appName)" }
+
+    /// The name this player requests.
+    public var busName: String {
+        instanceID.map { "\(sharedBusName).instance\($0)" } ?? sharedBusName
+    }
+
+    /// Where this app's track ids live: `/org/earshot/<appName>/Track`. MPRIS reserves
+    /// `/org/mpris`, so ids never start there.
+    public var trackIDPrefix: ObjectPath {
+        ObjectPath("/org/earshot").appending(escaped: appName).appending(escaped: "Track")
+    }
+
+    /// Checks the names and the instance id.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` naming the bad value.
+    public func validate() throws(DBusError) {
+        guard !appName.isEmpty, !appName.contains("."),
+              appName.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-") }),
+              !("0"..."9").contains(appName.unicodeScalars.first!) else {
+            throw .invalidArgs("MPRIS app name “\(appName)” must be one bus-name element: letters, digits, “_” or “-”, not starting with a digit")
+        }
+        if let instanceID {
+            guard !instanceID.isEmpty, instanceID.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }) else {
+                throw .invalidArgs("MPRIS instance id “\(instanceID)” may hold only letters, digits and “_”")
+            }
+        }
+        try BusName.validate(busName)
+        for scheme in supportedURISchemes where scheme.isEmpty || scheme.contains(":") {
+            throw .invalidArgs("“\(scheme)” is not a URI scheme")
+        }
+    }
+}

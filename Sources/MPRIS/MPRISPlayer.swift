@@ -1,0 +1,135 @@
+import DBus
+import Synchronization
+
+/// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
+/// player: `org.mpris.MediaPlayer2` and `org.mpris.MediaPlayer2.Player` at
+/// `/org/mpris/MediaPlayer2`.
+///
+/// Incoming calls become remote commands; now-playing changes become one coalesced
+/// `PropertiesChanged` per burst, holding only values that really changed; position
+/// jumps emit `Seeked`. `Position` is read live and never signalled.
+public final class MPRISPlayer: Sendable {
+    public static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
+    public static let rootInterface = "org.mpris.MediaPlayer2"
+    public static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    /// The track id MPRIS reserves for "no track".
+    public static let noTrack: ObjectPath = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
+
+    public let configuration: MPRISConfiguration
+    public let connection: DBusConnection
+    let commands: RemoteCommandCenter
+    let nowPlaying: NowPlayingInfoCenter
+
+    private struct State {
+        var object: DBusExportedObject?
+        var lastEmitted: [String: [String: DBusValue]] = [:]
+        var flushScheduled = false
+        var observations: [ObservationToken] = []
+    }
+    private let state = Mutex(State())
+
+    /// Exports the player object. Call ``publish()`` to take the bus name.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid configuration, or when an
+    ///   object is already exported at `/org/mpris/MediaPlayer2` on this connection.
+    public init(
+        connection: DBusConnection, configuration: MPRISConfiguration,
+        commandCenter: RemoteCommandCenter = .shared, nowPlayingInfoCenter: NowPlayingInfoCenter = .default
+    ) throws(DBusError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.connection = connection
+        self.commands = commandCenter
+        self.nowPlaying = nowPlayingInfoCenter
+
+        let object = try connection.export([rootInterfaceDeclaration(), playerInterfaceDeclaration()], at: MPRISPlayer.objectPath)
+        let observations = [
+            nowPlayingInfoCenter.observe { [weak self] change in self?.nowPlayingChanged(change) },
+            commandCenter.observe { [weak self] in self?.scheduleFlush() },
+        ]
+        state.withLock { s in
+            s.object = object
+            s.observations = observations
+            s.lastEmitted = [MPRISPlayer.rootInterface: rootSnapshot(), MPRISPlayer.playerInterface: playerSnapshot()]
+        }
+    }
+
+    deinit { unpublish() }
+
+    /// The bus name this player owns or queues for.
+    public var busName: String { configuration.busName }
+
+    /// Requests the bus name. The shared app name is requested with `ALLOW_REPLACEMENT`,
+    /// so the app's processes form a queue; an instance name is this process's alone.
+    @discardableResult
+    public func publish() async throws(DBusError) -> NameRequestReply {
+        try await connection.requestName(busName, flags: configuration.instanceID == nil ? [.allowReplacement] : [.doNotQueue])
+    }
+
+    /// Takes the shared name from its current owner (`REPLACE_EXISTING`), leaving that
+    /// owner first in the queue: the “last sound wins” hook.
+    @discardableResult
+    public func claimName() async throws(DBusError) -> NameRequestReply {
+        try await connection.requestName(busName, flags: [.allowReplacement, .replaceExisting])
+    }
+
+    /// Releases the name and removes the object.
+    public func unpublish() {
+        let object = state.withLock { s -> DBusExportedObject? in
+            defer {
+                s.object = nil
+                s.observations = []
+            }
+            return s.object
+        }
+        guard let object else { return }
+        object.unexport()
+        if let release = try? DBusMessage.methodCall(
+            destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+            method: "ReleaseName", arguments: [.string(busName)]) {
+            release.setNoReply()
+            try? connection.send(release)
+        }
+    }
+
+    // MARK: Change propagation
+
+    private func nowPlayingChanged(_ change: NowPlayingInfoCenter.Change) {
+        scheduleFlush()
+        if change.discontinuity, let object = state.withLock({ $0.object }) {
+            try? object.emit("Seeked", interface: MPRISPlayer.playerInterface, [.int64(positionMicroseconds())])
+        }
+    }
+
+    private func scheduleFlush() {
+        let needed = state.withLock { s -> Bool in
+            guard !s.flushScheduled, s.object != nil else { return false }
+            s.flushScheduled = true
+            return true
+        }
+        guard needed else { return }
+        connection.schedule(after: configuration.coalescingInterval) { [weak self] in self?.flush() }
+    }
+
+    /// Emits one PropertiesChanged per interface, for the values that differ from the
+    /// last ones emitted.
+    func flush() {
+        let root = rootSnapshot()
+        let player = playerSnapshot()
+        let (object, diffs) = state.withLock { s -> (DBusExportedObject?, [(String, [String: DBusValue])]) in
+            s.flushScheduled = false
+            var diffs: [(String, [String: DBusValue])] = []
+            for (interface, snapshot) in [(MPRISPlayer.rootInterface, root), (MPRISPlayer.playerInterface, player)] {
+                let previous = s.lastEmitted[interface] ?? [:]
+                let changed = snapshot.filter { previous[$0.key] != $0.value }
+                if !changed.isEmpty { diffs.append((interface, changed)) }
+                s.lastEmitted[interface] = snapshot
+            }
+            return (s.object, diffs)
+        }
+        guard let object else { return }
+        for (interface, changed) in diffs {
+            try? object.emitPropertiesChanged(interface: interface, changed: changed)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// What is playing (the `MPNowPlayingInfoCenter` dictionary, typed).
+///
+/// Times are in seconds. `elapsedTime` is the position at the moment the info is set;
+/// ``NowPlayingInfoCenter`` extrapolates it with `playbackRate` while playing.
+public struct NowPlayingInfo: Sendable, Hashable {
+    /// The app's own stable identifier of the item; MPRIS publishes it escaped under the
+    /// app's track-id prefix. When `nil`, the center numbers items as they change.
+    public var trackID: String?
+    public var title: String?
+    public var artists: [String] = []
+    public var album: String?
+    public var albumArtists: [String] = []
+    public var genres: [String] = []
+    public var trackNumber: Int?
+    public var discNumber: Int?
+    /// The item's length; `nil` when unknown (a stream).
+    public var duration: Double?
+    public var elapsedTime: Double = 0
+    /// The current rate: 0 when paused, 1 at normal speed.
+    public var playbackRate: Double = 1
+    /// The rate playback resumes at (MPRIS `Rate` while paused).
+    public var defaultPlaybackRate: Double = 1
+    /// A local image file for the item's art.
+    public var artworkPath: String?
+    /// The item's place in the queue, from 0, and the queue's length.
+    public var queueIndex: Int?
+    public var queueCount: Int?
+    public var playbackState: PlaybackState = .playing
+    public var repeatMode: RepeatMode = .off
+    public var shuffleMode: ShuffleMode = .off
+    /// The player's volume, 0 or more (1 is full scale).
+    public var volume: Double = 1
+
+    public init(
+        title: String? = nil, artists: [String] = [], album: String? = nil, duration: Double? = nil,
+        elapsedTime: Double = 0, playbackState: PlaybackState = .playing
+    ) {
+        self.title = title
+        self.artists = artists
+        self.album = album
+        self.duration = duration
+        self.elapsedTime = elapsedTime
+        self.playbackState = playbackState
+        self.playbackRate = playbackState == .playing ? 1 : 0
+    }
+
+    /// Whether two infos describe the same item (so a change between them is not a new track).
+    func isSameItem(as other: NowPlayingInfo) -> Bool {
+        if trackID != nil || other.trackID != nil { return trackID == other.trackID }
+        return title == other.title && artists == other.artists && album == other.album
+            && duration == other.duration && queueIndex == other.queueIndex
+    }
+}
+
+/// The `MPNowPlayingPlaybackState` analog.
+public enum PlaybackState: String, Sendable, Hashable {
+    case playing, paused, stopped, interrupted, unknown
+}
+
+/// Repeat modes (`MPRepeatType`): MPRIS `LoopStatus` None, Track, Playlist.
+public enum RepeatMode: String, Sendable, Hashable, CaseIterable {
+    case off, one, all
+}
+
+/// Shuffle modes (`MPShuffleType`): MPRIS `Shuffle` false or true.
+public enum ShuffleMode: String, Sendable, Hashable, CaseIterable {
+    case off, items
+}

@@ -1,0 +1,89 @@
+import Synchronization
+
+/// The remote commands an app responds to (the `MPRemoteCommandCenter` analog).
+///
+/// Add targets to the commands the app supports; everything else stays unavailable and
+/// is not advertised. MPRIS calls (media keys, `playerctl`, desktop widgets) arrive here.
+public final class RemoteCommandCenter: Sendable {
+    /// The process-wide command center.
+    public static let shared = RemoteCommandCenter()
+
+    private let observers = Observers<Void>()
+
+    public let playCommand: RemoteCommand<RemoteCommandEvent>
+    public let pauseCommand: RemoteCommand<RemoteCommandEvent>
+    public let togglePlayPauseCommand: RemoteCommand<RemoteCommandEvent>
+    public let stopCommand: RemoteCommand<RemoteCommandEvent>
+    public let nextTrackCommand: RemoteCommand<RemoteCommandEvent>
+    public let previousTrackCommand: RemoteCommand<RemoteCommandEvent>
+    public let seekCommand: RemoteCommand<SeekCommandEvent>
+    public let changePlaybackPositionCommand: RemoteCommand<ChangePlaybackPositionCommandEvent>
+    public let changePlaybackRateCommand: RemoteCommand<ChangePlaybackRateCommandEvent>
+    public let changeRepeatModeCommand: RemoteCommand<ChangeRepeatModeCommandEvent>
+    public let changeShuffleModeCommand: RemoteCommand<ChangeShuffleModeCommandEvent>
+    public let changeVolumeCommand: RemoteCommand<ChangeVolumeCommandEvent>
+    public let openURICommand: RemoteCommand<OpenURICommandEvent>
+    public let raiseCommand: RemoteCommand<RemoteCommandEvent>
+    public let quitCommand: RemoteCommand<RemoteCommandEvent>
+
+    public init() {
+        let notify: @Sendable () -> Void = { [observers] in observers.notify(()) }
+        playCommand = RemoteCommand(.play, changed: notify)
+        pauseCommand = RemoteCommand(.pause, changed: notify)
+        togglePlayPauseCommand = RemoteCommand(.togglePlayPause, changed: notify)
+        stopCommand = RemoteCommand(.stop, changed: notify)
+        nextTrackCommand = RemoteCommand(.nextTrack, changed: notify)
+        previousTrackCommand = RemoteCommand(.previousTrack, changed: notify)
+        seekCommand = RemoteCommand(.seek, changed: notify)
+        changePlaybackPositionCommand = RemoteCommand(.changePlaybackPosition, changed: notify)
+        changePlaybackRateCommand = RemoteCommand(.changePlaybackRate, changed: notify)
+        changeRepeatModeCommand = RemoteCommand(.changeRepeatMode, changed: notify)
+        changeShuffleModeCommand = RemoteCommand(.changeShuffleMode, changed: notify)
+        changeVolumeCommand = RemoteCommand(.changeVolume, changed: notify)
+        openURICommand = RemoteCommand(.openURI, changed: notify)
+        raiseCommand = RemoteCommand(.raise, changed: notify)
+        quitCommand = RemoteCommand(.quit, changed: notify)
+    }
+
+    /// Whether any command is available; an app with none is not a remote-control target.
+    public var hasAvailableCommand: Bool {
+        [playCommand.isAvailable, pauseCommand.isAvailable, togglePlayPauseCommand.isAvailable,
+         stopCommand.isAvailable, nextTrackCommand.isAvailable, previousTrackCommand.isAvailable,
+         seekCommand.isAvailable, changePlaybackPositionCommand.isAvailable,
+         changePlaybackRateCommand.isAvailable, changeRepeatModeCommand.isAvailable,
+         changeShuffleModeCommand.isAvailable, changeVolumeCommand.isAvailable,
+         openURICommand.isAvailable, raiseCommand.isAvailable, quitCommand.isAvailable].contains(true)
+    }
+
+    /// Calls `handler` whenever a command is enabled, disabled, or gains or loses targets.
+    public func observe(_ handler: @escaping @Sendable () -> Void) -> ObservationToken {
+        observers.add { _ in handler() }
+    }
+}
+
+/// Keeps an observation alive; ``cancel()`` (or dropping every copy) ends it.
+public final class ObservationToken: Sendable {
+    private let onCancel: @Sendable () -> Void
+    private let cancelled = Atomic(false)
+    init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
+    public func cancel() {
+        if !cancelled.exchange(true, ordering: .relaxed) { onCancel() }
+    }
+    deinit { cancel() }
+}
+
+/// A thread-safe list of observer callbacks.
+final class Observers<Change: Sendable>: Sendable {
+    private let handlers = Mutex<[UInt64: @Sendable (Change) -> Void]>([:])
+    private let nextID = Atomic<UInt64>(1)
+
+    func add(_ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        handlers.withLock { $0[id] = handler }
+        return ObservationToken { [weak self] in _ = self?.handlers.withLock { $0.removeValue(forKey: id) } }
+    }
+
+    func notify(_ change: Change) {
+        for handler in handlers.withLock({ Array($0.values) }) { handler(change) }
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Earshot
+import Foundation
+
+/// `earshot publish`: a stand-in player that publishes now-playing info over MPRIS,
+/// keeps its position running, and obeys (and prints) the remote commands it receives.
+struct Publish: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Publish a now-playing entry on MPRIS and obey remote commands.",
+        discussion: """
+            Publishes a stand-in player, without sound, as org.mpris.MediaPlayer2.NAME. \
+            Its position runs as if it played; at the end of a title it moves to the \
+            next one (or repeats, as the loop status says) and stops after the last.
+
+            Each remote command it receives is printed on a line of its own and obeyed: \
+            play, pause, stop, next and previous walk the titles; seek and set-position \
+            move the position; rate, volume, loop and shuffle change; quit exits. \
+            It is a tool for testing desktop integration: media keys, playerctl, widgets.
+
+            EXIT STATUS: 0 after quit, SIGINT or SIGTERM; 1 when the bus cannot be \
+            reached or the name is invalid.
+            """
+    )
+
+    @OptionGroup var busOptions: BusOptions
+
+    @Option(name: .customLong("title"), help: ArgumentHelp("A title; repeat for a list of tracks.", valueName: "TITLE"))
+    var titles: [String] = []
+
+    @Option(help: ArgumentHelp("The artist of every title.", valueName: "ARTIST"))
+    var artist: String?
+
+    @Option(help: ArgumentHelp("The album of every title.", valueName: "ALBUM"))
+    var album: String?
+
+    @Option(help: ArgumentHelp("The length of each title, in seconds.", valueName: "SECONDS"))
+    var length: Double = 180
+
+    @Option(help: ArgumentHelp("An image file to publish as the art of every title.", valueName: "FILE"))
+    var art: String?
+
+    @Option(help: ArgumentHelp("The MPRIS name suffix: the player is org.mpris.MediaPlayer2.NAME.", valueName: "NAME"))
+    var name: String = "earshot"
+
+    @Flag(help: "Own org.mpris.MediaPlayer2.NAME.instancePID alone instead of sharing NAME with other processes.")
+    var instance = false
+
+    @Flag(help: "Take the shared name from its current owner (REPLACE_EXISTING), as a process does when it starts making sound.")
+    var claim = false
+
+    @Flag(help: "Start paused instead of playing.")
+    var paused = false
+
+    func validate() throws {
+        guard length.isFinite, length > 0 else {
+            throw ValidationError("--length must be a positive number of seconds, not \(length)")
+        }
+        if let art {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: art, isDirectory: &isDirectory) else {
+                throw ValidationError("cannot use --art \(art): no such file")
+            }
+            guard !isDirectory.boolValue else { throw ValidationError("cannot use --art \(art): it is a directory") }
+            guard FileManager.default.isReadableFile(atPath: art) else {
+                throw ValidationError("cannot use --art \(art): permission denied")
+            }
+        }
+        for title in titles where title.utf8.contains(0) {
+            throw ValidationError("a --title cannot contain a NUL character")
+        }
+    }
+
+    func run() async throws {
+        var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
+        configuration.supportedURISchemes = ["file", "http", "https"]
+        configuration.supportedMIMETypes = ["audio/mpeg", "audio/ogg", "audio/flac", "audio/x-wav"]
+        if instance { configuration.instanceID = String(getpid()) }
+
+        let artPath = art.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let commands = RemoteCommandCenter()
+        let nowPlaying = NowPlayingInfoCenter()
+        let player = StandInPlayer(
+            tracks: (titles.isEmpty ? ["Untitled"] : titles).map {
+                StandInPlayer.Track(title: $0, artist: artist, album: album, length: length, artPath: artPath)
+            },
+            startPlaying: !paused, commands: commands, nowPlaying: nowPlaying)
+
+        let connection: DBusConnection
+        let mpris: MPRISPlayer
+        do {
+            connection = try DBusConnection(busOptions.bus)
+            mpris = try MPRISPlayer(connection: connection, configuration: configuration,
+                                    commandCenter: commands, nowPlayingInfoCenter: nowPlaying)
+            let reply = claim ? try await mpris.claimName() : try await mpris.publish()
+            say("published \(mpris.busName) as \(connection.uniqueName) (\(reply == .inQueue ? "queued behind its owner" : "owner"))")
+        } catch {
+            FileHandle.standardError.write(Data("earshot publish: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+
+        await player.run(until: [SIGINT, SIGTERM])
+        mpris.unpublish()
+        await connection.flush()
+    }
+}

@@ -1,0 +1,223 @@
+import Dispatch
+import Earshot
+import Foundation
+import Synchronization
+
+/// A player without sound: a list of tracks, a running clock, and handlers for every
+/// remote command that print what they received and change the now-playing info.
+final class StandInPlayer: Sendable {
+    struct Track: Sendable {
+        var title: String
+        var artist: String?
+        var album: String?
+        var length: Double
+        var artPath: String?
+    }
+
+    private struct State {
+        var index = 0
+        var playbackState: PlaybackState
+        var rate = 1.0
+        var volume = 1.0
+        var repeatMode: RepeatMode = .off
+        var shuffleMode: ShuffleMode = .off
+        var quit = false
+    }
+
+    let tracks: [Track]
+    private let state: Mutex<State>
+    private let commands: RemoteCommandCenter
+    private let nowPlaying: NowPlayingInfoCenter
+
+    init(tracks: [Track], startPlaying: Bool, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
+        precondition(!tracks.isEmpty)
+        self.tracks = tracks
+        self.state = Mutex(State(playbackState: startPlaying ? .playing : .paused))
+        self.commands = commands
+        self.nowPlaying = nowPlaying
+        commands.changePlaybackRateCommand.supportedPlaybackRates = [0.5, 1, 1.5, 2]
+        load(index: 0, at: 0)
+        installHandlers()
+    }
+
+    /// Keeps the clock running (advancing at the end of each track) until a quit
+    /// command or one of `signals` arrives.
+    func run(until signals: [Int32]) async {
+        let sources = signals.map { signo -> DispatchSourceSignal in
+            signal(signo, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signo)
+            source.setEventHandler { [weak self] in self?.state.withLock { $0.quit = true } }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        while !state.withLock({ $0.quit }) {
+            try? await Task.sleep(for: .milliseconds(20))
+            advanceIfFinished()
+        }
+    }
+
+    // MARK: Commands
+
+    private func installHandlers() {
+        commands.playCommand.addTarget { [weak self] _ in self?.play() ?? .commandFailed }
+        commands.pauseCommand.addTarget { [weak self] _ in self?.pause() ?? .commandFailed }
+        commands.togglePlayPauseCommand.addTarget { [weak self] _ in
+            guard let self else { return .commandFailed }
+            say("play-pause")
+            return self.state.withLock { $0.playbackState == .playing } ? self.pause(quietly: true) : self.play(quietly: true)
+        }
+        commands.stopCommand.addTarget { [weak self] _ in
+            guard let self else { return .commandFailed }
+            say("stop")
+            self.state.withLock { $0.playbackState = .stopped }
+            self.publish(position: 0)
+            return .success
+        }
+        commands.nextTrackCommand.addTarget { [weak self] _ in self?.step(by: 1, "next") ?? .commandFailed }
+        commands.previousTrackCommand.addTarget { [weak self] _ in self?.step(by: -1, "previous") ?? .commandFailed }
+        commands.seekCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            let target = self.clamp(self.nowPlaying.currentElapsedTime + event.offset)
+            say(String(format: "seek %+.3f s -> %.3f s", event.offset, target))
+            self.publish(position: target)
+            return .success
+        }
+        commands.changePlaybackPositionCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            say(String(format: "set-position %.3f s", event.positionTime))
+            self.publish(position: self.clamp(event.positionTime))
+            return .success
+        }
+        commands.changePlaybackRateCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            say("rate \(event.playbackRate)")
+            self.state.withLock { $0.rate = event.playbackRate }
+            self.publish()
+            return .success
+        }
+        commands.changeVolumeCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            say(String(format: "volume %.2f", event.volume))
+            self.state.withLock { $0.volume = event.volume }
+            self.publish()
+            return .success
+        }
+        commands.changeRepeatModeCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            say("loop \(event.repeatMode)")
+            self.state.withLock { $0.repeatMode = event.repeatMode }
+            self.publish()
+            return .success
+        }
+        commands.changeShuffleModeCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            say("shuffle \(event.shuffleMode == .items ? "on" : "off")")
+            self.state.withLock { $0.shuffleMode = event.shuffleMode }
+            self.publish()
+            return .success
+        }
+        commands.openURICommand.addTarget { event in
+            say("open-uri \(event.uri)")
+            return .success
+        }
+        commands.raiseCommand.addTarget { _ in
+            say("raise")
+            return .success
+        }
+        commands.quitCommand.addTarget { [weak self] _ in
+            say("quit")
+            self?.state.withLock { $0.quit = true }
+            return .success
+        }
+    }
+
+    private func play(quietly: Bool = false) -> RemoteCommandHandlerStatus {
+        if !quietly { say("play") }
+        let wasStopped = state.withLock { s in
+            defer { s.playbackState = .playing }
+            return s.playbackState == .stopped
+        }
+        publish(position: wasStopped ? 0 : nil)
+        return .success
+    }
+
+    private func pause(quietly: Bool = false) -> RemoteCommandHandlerStatus {
+        if !quietly { say("pause") }
+        state.withLock { $0.playbackState = .paused }
+        publish()
+        return .success
+    }
+
+    private func step(by delta: Int, _ word: String) -> RemoteCommandHandlerStatus {
+        let index = state.withLock { s -> Int? in
+            var next = s.index + delta
+            if !tracks.indices.contains(next) {
+                guard s.repeatMode == .all else { return nil }
+                next = (next + tracks.count) % tracks.count
+            }
+            s.index = next
+            return next
+        }
+        guard let index else {
+            say("\(word): no more titles")
+            return .noSuchContent
+        }
+        say("\(word) -> \(index + 1)/\(tracks.count) \(tracks[index].title)")
+        load(index: index, at: 0)
+        return .success
+    }
+
+    /// At the end of a track: repeat it, go on, wrap around, or stop after the last.
+    private func advanceIfFinished() {
+        let (playing, index, mode) = state.withLock { ($0.playbackState == .playing, $0.index, $0.repeatMode) }
+        guard playing, nowPlaying.currentElapsedTime >= tracks[index].length else { return }
+        if mode == .one {
+            publish(position: 0)
+        } else if index + 1 < tracks.count || mode == .all {
+            let next = (index + 1) % tracks.count
+            state.withLock { $0.index = next }
+            load(index: next, at: 0)
+        } else {
+            state.withLock { $0.playbackState = .stopped }
+            publish(position: 0)
+        }
+    }
+
+    private func clamp(_ position: Double) -> Double {
+        let length = tracks[state.withLock { $0.index }].length
+        return min(max(0, position), length)
+    }
+
+    // MARK: Now playing
+
+    private func load(index: Int, at position: Double) {
+        publish(position: position)
+    }
+
+    /// Writes the current state into the now-playing info; `position` moves the clock.
+    private func publish(position: Double? = nil) {
+        let s = state.withLock { $0 }
+        let track = tracks[s.index]
+        let count = tracks.count
+        nowPlaying.update { info in
+            var new = info ?? NowPlayingInfo()
+            new.trackID = "\(s.index)"
+            new.title = track.title
+            new.artists = track.artist.map { [$0] } ?? []
+            new.album = track.album
+            new.artworkPath = track.artPath
+            new.duration = track.length
+            new.queueIndex = s.index
+            new.queueCount = count
+            new.playbackState = s.playbackState
+            new.playbackRate = s.playbackState == .playing ? s.rate : 0
+            new.defaultPlaybackRate = s.rate
+            new.volume = s.volume
+            new.repeatMode = s.repeatMode
+            new.shuffleMode = s.shuffleMode
+            if let position { new.elapsedTime = position }
+            info = new
+        }
+    }
+}

@@ -100,9 +100,10 @@ extension DBusConnection {
     /// Delivers `NameAcquired` (`true`) and `NameLost` (`false`) for this connection's names.
     public func watchOwnNames(handler: @escaping @Sendable (_ name: String, _ acquired: Bool) -> Void) async throws(DBusError) -> SignalSubscription {
         let rule = MatchRule(sender: StandardInterface.bus, interface: StandardInterface.bus, path: "/org/freedesktop/DBus")
+        let me = uniqueName  // not `self`: the handler lives in this connection's registry
         return try await subscribe(rule, addMatch: false) { message in
             guard let member = message.member, member == "NameAcquired" || member == "NameLost",
-                  message.destination == nil || message.destination == self.uniqueName,
+                  message.destination == nil || message.destination == me,
                   let name = (try? message.arguments())?.first?.string else { return }
             handler(name, member == "NameAcquired")
         }

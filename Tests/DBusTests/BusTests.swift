@@ -241,6 +241,24 @@ struct BusTests {
         #expect(await errorName { _ = try await f.call("Add", [.int32(1), .int32(1)]) } == DBusError.Name.disconnected)
     }
 
+    @Test("dropping a connection ends its bus thread, also with subscriptions and exports")
+    func noLeaks() async throws {
+        let bus = try PrivateBus()
+        @Sendable func threads() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
+        // Warm up the runtime's own threads first.
+        _ = try DBusConnection(.address(bus.address))
+        try await Task.sleep(for: .milliseconds(100))
+        let before = try threads()
+        for _ in 0..<20 {
+            let connection = try DBusConnection(.address(bus.address))
+            _ = try await connection.watchOwnNames { _, _ in }
+            _ = try await connection.watchNameOwner("org.earshot.X") { _ in }
+            try connection.export([DBusInterface("org.earshot.T")], at: "/t")
+            _ = try await connection.requestName("org.earshot.Leak")
+        }
+        try await eventually("bus threads to end", timeout: 5) { try threads() <= before + 2 }
+    }
+
     @Test("a missing bus is a clear error")
     func missingBus() {
         #expect(throws: DBusError.self) { try DBusConnection(.address("unix:path=/nonexistent/bus")) }

@@ -146,6 +146,7 @@ extension MPRISPlayer {
             return try deliver(commands.nextTrackCommand.perform(), "Seek past the end (Next)")
         }
         target = max(0, target)
+        guard target != current else { return }
         if commands.seekCommand.isAvailable {
             try deliver(commands.seekCommand.perform(SeekCommandEvent(offset: Double(target - current) / 1e6)), "Seek")
         } else {

@@ -18,7 +18,7 @@ struct Publish: AsyncParsableCommand {
             It is a tool for testing desktop integration: media keys, playerctl, widgets.
 
             EXIT STATUS: 0 after quit, SIGINT or SIGTERM; 1 when the bus cannot be \
-            reached or the name is invalid.
+            reached or goes away; 64 for invalid options (a bad --name, --length or --art).
             """
     )
 
@@ -33,7 +33,8 @@ struct Publish: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The album of every title.", valueName: "ALBUM"))
     var album: String?
 
-    @Option(help: ArgumentHelp("The length of each title, in seconds.", valueName: "SECONDS"))
+    // Unconditional, so that `--length -3` reaches validation instead of reading as an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("The length of each title, in seconds.", valueName: "SECONDS"))
     var length: Double = 180
 
     @Option(help: ArgumentHelp("An image file to publish as the art of every title.", valueName: "FILE"))
@@ -52,6 +53,11 @@ struct Publish: AsyncParsableCommand {
     var paused = false
 
     func validate() throws {
+        do {
+            try MPRISConfiguration(appName: name, identity: "Earshot").validate()
+        } catch {
+            throw ValidationError("--name \(name): \(error.message)")
+        }
         guard length.isFinite, length > 0 else {
             throw ValidationError("--length must be a positive number of seconds, not \(length)")
         }
@@ -98,7 +104,14 @@ struct Publish: AsyncParsableCommand {
             throw ExitCode.failure
         }
 
+        let quitting = Locked(false)
+        connection.onDisconnect {
+            guard !quitting.get() else { return }
+            note("earshot publish: lost the bus connection; nothing left to publish to")
+            Foundation.exit(1)
+        }
         await player.run(until: [SIGINT, SIGTERM])
+        quitting.set(true)
         mpris.unpublish()
         await connection.flush()
     }

@@ -9,10 +9,15 @@ struct NowPlayingInfoCenterTests {
         let center = NowPlayingInfoCenter()
         var info = NowPlayingInfo(title: "A", duration: 100, elapsedTime: 10)
         info.playbackRate = 2
+        let clock = ContinuousClock()
+        let start = clock.now
         center.nowPlayingInfo = info
         try await Task.sleep(for: .milliseconds(200))
         let moved = center.currentElapsedTime
-        #expect(moved > 10.3 && moved < 11.5, "2× for ≥0.2 s moves ≥0.4 s; got \(moved)")
+        let elapsed = start.duration(to: clock.now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        // At 2× the position moves twice the wall time that passed (whatever the load).
+        #expect(abs((moved - 10) - 2 * seconds) < 0.05, "moved \(moved - 10) s in \(seconds) s")
 
         center.update { $0?.playbackState = .paused }
         let frozen = center.currentElapsedTime

@@ -25,7 +25,7 @@ public final class PrivateBus: Sendable {
         process.standardOutput = output
         process.standardInput = input
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         var line = Data()
         while true {
             let byte = output.fileHandleForReading.readData(ofLength: 1)

@@ -10,6 +10,14 @@ public struct CommandResult: Sendable {
     public var output: String { stdout.trimmingCharacters(in: .newlines) }
 }
 
+private let launchLock = NSLock()
+
+/// Starts `process`. Foundation's `Process.run()` is not safe to call from several threads
+/// at once on Linux (it crashed in memcpy under parallel tests), so launches take turns.
+public func launch(_ process: Process) throws {
+    try launchLock.withLock { try process.run() }
+}
+
 /// Runs a command to completion (killing it after `timeout` seconds).
 public func run(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 15
@@ -47,7 +55,7 @@ public final class Child: Sendable {
             let data = handle.availableData
             err.append(data)
         }
-        try process.run()
+        try launch(process)
     }
 
     public var pid: Int32 { process.processIdentifier }

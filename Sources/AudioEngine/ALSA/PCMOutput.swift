@@ -1,0 +1,114 @@
+internal import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One ALSA playback stream: interleaved Float32, opened with the engine's format.
+/// The only ALSA code in the engine; everything here runs on the render thread except
+/// `open`, which runs on the thread that starts the engine so errors reach the caller.
+final class PCMOutput: @unchecked Sendable {
+    private let handle: OpaquePointer
+    let device: String
+    let sampleRate: Int
+    let channels: Int
+    let periodFrames: Int
+    let bufferFrames: Int
+
+    enum WriteResult {
+        case written
+        /// An underrun (or suspend) happened and was recovered with `snd_pcm_recover`.
+        case recovered
+        /// The device failed and cannot continue (for example it was unplugged).
+        case failed(String)
+    }
+
+    /// Opens `device` for playback.
+    ///
+    /// - Throws: ``AudioEngineError/deviceUnavailable(device:reason:)`` with ALSA's
+    ///   reason, for example "No such file or directory" for an unknown device name.
+    init(device: String, sampleRate: Int, channels: Int, periodFrames: Int, periods: Int) throws(AudioEngineError) {
+        self.device = device
+        var pcm: OpaquePointer?
+        var rc = device.withCString { snd_pcm_open(&pcm, $0, SND_PCM_STREAM_PLAYBACK, 0) }
+        guard rc >= 0, let pcm else {
+            throw .deviceUnavailable(device: device, reason: PCMOutput.describe(rc))
+        }
+        func fail(_ what: String, _ rc: Int32) -> AudioEngineError {
+            snd_pcm_close(pcm)
+            return .deviceUnavailable(device: device, reason: "\(what): \(PCMOutput.describe(rc))")
+        }
+
+        var hw: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hw)
+        defer { snd_pcm_hw_params_free(hw) }
+        rc = snd_pcm_hw_params_any(pcm, hw)
+        guard rc >= 0 else { throw fail("no configuration", rc) }
+        rc = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+        guard rc >= 0 else { throw fail("interleaved access unsupported", rc) }
+        rc = snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
+        guard rc >= 0 else { throw fail("32-bit float samples unsupported", rc) }
+        rc = snd_pcm_hw_params_set_channels(pcm, hw, UInt32(channels))
+        guard rc >= 0 else { throw fail("\(channels) channels unsupported", rc) }
+        var rate = UInt32(sampleRate)
+        rc = snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil)
+        guard rc >= 0 else { throw fail("rate \(sampleRate) Hz unsupported", rc) }
+        var period = snd_pcm_uframes_t(periodFrames)
+        rc = snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
+        guard rc >= 0 else { throw fail("period of \(periodFrames) frames unsupported", rc) }
+        var buffer = snd_pcm_uframes_t(periodFrames * periods)
+        rc = snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)
+        guard rc >= 0 else { throw fail("buffer of \(periodFrames * periods) frames unsupported", rc) }
+        rc = snd_pcm_hw_params(pcm, hw)
+        guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
+
+        var sw: OpaquePointer?
+        snd_pcm_sw_params_malloc(&sw)
+        defer { snd_pcm_sw_params_free(sw) }
+        snd_pcm_sw_params_current(pcm, sw)
+        snd_pcm_sw_params_set_avail_min(pcm, sw, period)
+        snd_pcm_sw_params_set_start_threshold(pcm, sw, period)
+        rc = snd_pcm_sw_params(pcm, sw)
+        guard rc >= 0 else { throw fail("cannot apply the software parameters", rc) }
+
+        self.handle = pcm
+        self.sampleRate = Int(rate)
+        self.channels = channels
+        self.periodFrames = Int(period)
+        self.bufferFrames = Int(buffer)
+    }
+
+    /// Writes all `frames`, blocking as the device drains; recovers underruns.
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
+        var offset = 0
+        var recovered = false
+        while offset < frames {
+            let n = snd_pcm_writei(handle, samples + offset * channels, snd_pcm_uframes_t(frames - offset))
+            if n >= 0 {
+                offset += Int(n)
+            } else if n == -Int(EAGAIN) {
+                continue
+            } else {
+                let rc = snd_pcm_recover(handle, Int32(n), 1)
+                if rc < 0 { return .failed(PCMOutput.describe(Int32(n))) }
+                recovered = true
+            }
+        }
+        return recovered ? .recovered : .written
+    }
+
+    /// Frames written but not yet heard (`snd_pcm_delay`), or nil when unknown.
+    func delay() -> Int? {
+        var frames = snd_pcm_sframes_t(0)
+        return snd_pcm_delay(handle, &frames) >= 0 ? Int(frames) : nil
+    }
+
+    /// Stops at once, dropping what is buffered, and closes the stream.
+    func close() {
+        snd_pcm_drop(handle)
+        snd_pcm_close(handle)
+    }
+
+    static func describe(_ rc: Int32) -> String {
+        String(cString: snd_strerror(rc))
+    }
+}

@@ -1,0 +1,354 @@
+internal import CSndFile
+import Glibc
+import Synchronization
+
+/// A decoder over libsndfile that reads interleaved Float32 (integer formats scaled to ±1.0).
+///
+/// It opens WAV (PCM, float), AIFF, CAF (PCM, ALAC), FLAC, Ogg Vorbis, Ogg Opus and MP3, from a
+/// path or from bytes in memory; the format is recognised from the contents, not the name.
+/// libsndfile does not decode AAC: an `.m4a` fails with ``AudioFileError/Reason/unsupportedFormat(_:)``.
+///
+/// Not thread-safe: one thread (the engine's reader thread) reads and seeks.
+///
+/// ## Truncated and damaged files
+///
+/// libsndfile reports no error when a file is cut short: it simply stops delivering frames.
+/// ``read(into:frames:)`` turns that into ``AudioFileError/Reason/truncated(atSeconds:)``,
+/// thrown by the call that would have returned 0, after every frame before the cut was
+/// delivered. What is detected, exactly (libsndfile 1.2.0):
+///
+/// - WAV/WAVEX and AIFF whose data chunk is cut: libsndfile shortens the frame count to
+///   what is present (so ``format`` already shows the shorter length) and notes in its header
+///   log that the chunk size "should be" smaller. That note is the signal. Chunk sizes of about
+///   2 GB and more (0x7F000000…0xFFFFFFFF) are taken for the placeholders streaming writers
+///   (ffmpeg, sox to a pipe) leave, not for truncation.
+/// - FLAC, ALAC in CAF, Ogg Vorbis, Ogg Opus and MP3 with a Xing/Info header: the stream ends
+///   before the frame count of its header (STREAMINFO, `pakt`, the last granule position,
+///   Xing). For MP3 the count may be an estimate, so a shortfall under 2 % (or 4608 frames)
+///   is tolerated.
+/// - Ogg Vorbis and Opus files whose end libsndfile cannot find (a cut file has no complete
+///   last page: libsndfile 1.2.0 then reports the length as unknown, or its log says the file
+///   "ended unexpectedly" or that the last page "lacks an end-of-stream bit"). Such a file is
+///   reported truncated wherever its decodable data ends. (A chained Ogg file, whose last page
+///   belongs to another logical stream, would look the same.)
+///
+/// When libsndfile itself reports an error mid-stream (mpg123 giving up on damaged MP3 data),
+/// or when its log shows damaged data rather than a clean cut (FLAC decoder aborted, Ogg
+/// pages skipped or a hole in the stream), the error is ``AudioFileError/Reason/decodeFailed(_:)``
+/// naming the position. Not detected: W64 and RF64 cut short (libsndfile notes only the outer
+/// RIFF size, which writers also get wrong in intact files; the shorter length is all one
+/// sees), MP3 without a Xing header cut short (its length is estimated from the file size),
+/// damaged PCM data (any bytes are valid PCM), and damage that a decoder conceals (Opus packet
+/// loss concealment, mpg123 resyncing within its limit). A cut CAF (PCM or ALAC: libsndfile
+/// then finds no `data` or `pakt` chunk) or an Opus file cut inside its first pages fails when
+/// opened, with ``AudioFileError/Reason/decodeFailed(_:)`` ("malformed file").
+public final class AudioFile: @unchecked Sendable {
+    /// The format facts of the file.
+    public let format: AudioFileFormat
+    /// The text tags of the file.
+    public let tags: AudioFileTags
+    /// The path, or the name given with the data.
+    public let source: String
+    /// The frame the next ``read(into:frames:)`` starts at.
+    public private(set) var framePosition: Int64 = 0
+
+    private let handle: OpaquePointer
+    /// The bytes and read position of a file opened from memory; released after `sf_close`.
+    private let virtualSource: VirtualSource?
+    private let hints: HeaderHints
+    /// A libsndfile error code already reported (by a failed seek), not to report again at the end.
+    private var reportedErrorCode: Int32
+
+    /// Opens the file at `path`.
+    ///
+    /// The path is checked before libsndfile sees it, so that a missing file, a directory, an
+    /// unreadable or an empty file each get their own ``AudioFileError/Reason``.
+    public convenience init(contentsOf path: String) throws(AudioFileError) {
+        try Self.checkPath(path)
+        let (handle, info) = try Self.openHandle(source: path, leadingBytes: { Self.leadingBytes(of: path) }) { info in
+            sf_open(path, Int32(SFM_READ), info)
+        }
+        self.init(handle: handle, info: info, source: path, virtualSource: nil)
+    }
+
+    init(handle: OpaquePointer, info: SF_INFO, source: String, virtualSource: VirtualSource?) {
+        self.handle = handle
+        self.source = source
+        self.virtualSource = virtualSource
+        // Integer formats read as float are scaled to ±1.0 (libsndfile's default, made explicit).
+        sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
+        format = AudioFileFormat(info: info, handle: handle)
+        tags = AudioFileTags(handle: handle)
+        hints = HeaderHints(log: Self.log(of: handle), format: format)
+        reportedErrorCode = sf_error(handle)
+    }
+
+    deinit {
+        sf_close(handle)
+        // `virtualSource` (the bytes libsndfile read from) is released after this, with the other properties.
+    }
+
+    /// Reads up to `frames` frames into `buffer`, which has room for `frames * format.channelCount`
+    /// floats, and returns the number of frames read: 0 at the end.
+    ///
+    /// Throws, at the end, if the stream stopped early: ``AudioFileError/Reason/truncated(atSeconds:)``
+    /// or ``AudioFileError/Reason/decodeFailed(_:)`` naming the position in seconds (see the type's
+    /// discussion). The frames before that point were all returned by earlier calls; reading again
+    /// throws again.
+    public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(AudioFileError) -> Int {
+        guard frames > 0 else { return 0 }
+        let count = sf_readf_float(handle, buffer, sf_count_t(frames))
+        if count > 0 {
+            framePosition += count
+            return Int(count)
+        }
+        if let error = endOfStreamError() { throw error }
+        return 0
+    }
+
+    /// Moves the read position to `frame`. A negative frame means 0; a frame past the known end
+    /// means the end (the next read returns 0).
+    public func seek(toFrame frame: Int64) throws(AudioFileError) {
+        var target = max(0, frame)
+        if let frameCount = format.frameCount { target = min(target, frameCount) }
+        let result = sf_seek(handle, target, SEEK_SET)
+        guard result >= 0 else {
+            reportedErrorCode = sf_error(handle)
+            let seconds = AudioFileError.format(seconds: seconds(atFrame: target))
+            throw error(.decodeFailed("cannot seek to \(seconds) s (libsndfile: \(Self.errorText(handle)))"))
+        }
+        framePosition = result
+    }
+
+    /// Decodes the whole file, from the start, into memory (for short sounds: system sounds,
+    /// effects). Leaves the position at the end.
+    public func readAll() throws(AudioFileError) -> [Float] {
+        if framePosition != 0 { try seek(toFrame: 0) }
+        let channels = format.channelCount
+        var samples: [Float] = []
+        if let frameCount = format.frameCount {
+            samples.reserveCapacity(Int(min(frameCount, 1 << 26)) * channels)
+        }
+        let chunk = 16384
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: chunk * channels)
+        defer { scratch.deallocate() }
+        while true {
+            let count = try read(into: scratch, frames: chunk)
+            if count == 0 { break }
+            samples.append(contentsOf: UnsafeBufferPointer(start: scratch, count: count * channels))
+        }
+        return samples
+    }
+
+    // MARK: - The end of the stream
+
+    /// Why the stream ended where it did, if it ended too early (see the type's discussion).
+    private func endOfStreamError() -> AudioFileError? {
+        let position = AudioFileError.format(seconds: seconds(atFrame: framePosition))
+        let code = sf_error(handle)
+        if code != 0 && code != reportedErrorCode {
+            reportedErrorCode = code
+            return error(.decodeFailed("decoding failed at \(position) s (libsndfile: \(Self.errorText(handle)))"))
+        }
+        var endedEarly = hints.dataChunkCut || hints.oggWithoutEnd
+        if let frameCount = format.frameCount {
+            let tolerance = hints.isMPEG ? max(frameCount / 50, 4608) : 0
+            if framePosition < frameCount - tolerance { endedEarly = true }
+        }
+        guard endedEarly else { return nil }
+        // A decoder that gave up on damaged data, rather than running out of it, leaves a note.
+        let log = Self.log(of: handle)
+        if log.utf8.count > hints.logLength {
+            let recent = log.utf8.dropFirst(hints.logLength)
+            for line in String(decoding: recent, as: UTF8.self).split(separator: "\n") {
+                if line.contains("ABORTED") || line.contains("Corrupted") || line.contains("hole") {
+                    let note = line.trimmingLogDecoration()
+                    return error(.decodeFailed("damaged data at \(position) s (libsndfile: \(note))"))
+                }
+            }
+        }
+        return error(.truncated(atSeconds: seconds(atFrame: framePosition)))
+    }
+
+    private func seconds(atFrame frame: Int64) -> Double {
+        format.sampleRate > 0 ? Double(frame) / Double(format.sampleRate) : 0
+    }
+
+    private func error(_ reason: AudioFileError.Reason) -> AudioFileError {
+        AudioFileError(source: source, reason: reason)
+    }
+
+    // MARK: - Opening
+
+    /// Maps what the file system says about `path` to an error, before libsndfile tries it.
+    private static func checkPath(_ path: String) throws(AudioFileError) {
+        func fail(_ reason: AudioFileError.Reason) -> AudioFileError { AudioFileError(source: path, reason: reason) }
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            switch code {
+            case ENOENT, ENOTDIR: throw fail(.notFound)
+            case EACCES: throw fail(.permissionDenied)
+            default: throw fail(.readFailed(systemMessage(code)))
+            }
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: throw fail(.isDirectory)
+        case S_IFREG: break
+        default: throw fail(.readFailed("not a regular file"))
+        }
+        // Root passes access(2) whatever the mode bits say; the EACCES from opening is mapped too.
+        guard access(path, R_OK) == 0 else {
+            let code = errno
+            throw fail(code == EACCES ? .permissionDenied : .readFailed(systemMessage(code)))
+        }
+        if status.st_size == 0 { throw fail(.empty) }
+    }
+
+    /// The first bytes of a file, to name formats libsndfile does not know.
+    private static func leadingBytes(of path: String) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return [] }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 12)
+        let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        return Array(bytes.prefix(max(count, 0)))
+    }
+
+    /// Serialises opening: libsndfile keeps the error and the log of a failed open in globals
+    /// (there is no handle to ask), which a concurrent open would overwrite.
+    private static let openLock = Mutex(())
+
+    /// Opens with `open` (`sf_open` or `sf_open_virtual`), turning a failure into an error
+    /// (`leadingBytes` gives the first bytes of the file, to name formats libsndfile does not know).
+    static func openHandle(
+        source: String, leadingBytes: () -> [UInt8], _ open: (UnsafeMutablePointer<SF_INFO>) -> OpaquePointer?
+    ) throws(AudioFileError) -> (OpaquePointer, SF_INFO) {
+        let outcome = openLock.withLock { _ -> Result<(OpaquePointer, SF_INFO), OpenFailure> in
+            var info = SF_INFO()
+            if let handle = open(&info) { return .success((handle, info)) }
+            return .failure(OpenFailure(code: sf_error(nil), message: errorText(nil), log: log(of: nil)))
+        }
+        switch outcome {
+        case .success(let opened): return opened
+        case .failure(let failure): throw failure.error(source: source, leadingBytes: leadingBytes())
+        }
+    }
+
+    /// What libsndfile said when it could not open a file.
+    private struct OpenFailure: Error {
+        let code: Int32
+        let message: String
+        let log: String
+
+        func error(source: String, leadingBytes: [UInt8]) -> AudioFileError {
+            func fail(_ reason: AudioFileError.Reason) -> AudioFileError { AudioFileError(source: source, reason: reason) }
+            let note = AudioFile.lastLogNote(log)
+            let detailed = note.map { "\(message); \($0)" } ?? message
+            if code == Int32(SF_ERR_SYSTEM) {
+                if message.contains("Permission denied") { return fail(.permissionDenied) }
+                if message.contains("No such file") { return fail(.notFound) }
+                return fail(.readFailed(message))
+            }
+            if leadingBytes.count >= 8, Array(leadingBytes[4..<8]) == Array("ftyp".utf8) {
+                return fail(.unsupportedFormat("an MPEG-4 file (AAC, .m4a/.mp4), which libsndfile cannot decode; libsndfile: \(message)"))
+            }
+            switch code {
+            case Int32(SF_ERR_UNRECOGNISED_FORMAT): return fail(.unsupportedFormat("libsndfile: \(message)"))
+            case Int32(SF_ERR_UNSUPPORTED_ENCODING): return fail(.unsupportedFormat("libsndfile: \(detailed)"))
+            case Int32(SF_ERR_MALFORMED_FILE): return fail(.decodeFailed("malformed file (libsndfile: \(detailed))"))
+            default:
+                // libsndfile's private codes. The MPEG decoder, handed bytes it cannot decode, says
+                // "File does not exist or is not a regular file": not so, the path was checked (or the bytes are in memory).
+                if message.hasPrefix("File does not exist") {
+                    return fail(.unsupportedFormat("libsndfile: no decodable audio stream found"))
+                }
+                return fail(.unsupportedFormat("libsndfile: \(detailed)"))
+            }
+        }
+    }
+
+    // MARK: - libsndfile's words
+
+    /// `sf_strerror` without the trailing full stop.
+    static func errorText(_ handle: OpaquePointer?) -> String {
+        guard let text = sf_strerror(handle) else { return "unknown error" }
+        var message = String(cString: text)
+        while message.hasSuffix(".") || message.hasSuffix(" ") { message.removeLast() }
+        return message
+    }
+
+    /// libsndfile's parse log of `handle`, or of the last failed open when `handle` is nil.
+    static func log(of handle: OpaquePointer?) -> String {
+        var buffer = [CChar](repeating: 0, count: 8192)
+        sf_command(handle, Int32(SFC_GET_LOG_INFO), &buffer, Int32(buffer.count))
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The last line of a failed open's log that says something (not "End", "File :" or "Length :").
+    fileprivate static func lastLogNote(_ log: String) -> String? {
+        for line in log.split(separator: "\n").reversed() {
+            let note = line.trimmingLogDecoration()
+            if note.isEmpty || note == "End" || note.hasPrefix("File :") || note.hasPrefix("Length :") { continue }
+            return note
+        }
+        return nil
+    }
+
+    private static func systemMessage(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        return String(cString: text)
+    }
+}
+
+/// What libsndfile's header log says about a file's integrity, read once when it is opened.
+private struct HeaderHints {
+    /// A WAV/AIFF data chunk longer than the file ("data : 176400 (should be 105822)").
+    var dataChunkCut = false
+    /// An Ogg file whose end libsndfile could not find (no last page with a granule position, or
+    /// one without the end-of-stream flag).
+    var oggWithoutEnd = false
+    /// An MPEG stream, whose frame count may be an estimate.
+    var isMPEG = false
+    /// The length of the log after opening; later lines come from decoding.
+    var logLength = 0
+
+    init(log: String, format: AudioFileFormat) {
+        logLength = log.utf8.count
+        // libsndfile looks for the last page of a seekable Ogg file to learn its length; our
+        // sources (regular files, bytes in memory) are always seekable.
+        oggWithoutEnd = format.container == "Ogg" && format.frameCount == nil
+        for line in log.split(separator: "\n") {
+            let text = line.trimmingLogDecoration()
+            if text.hasPrefix("MPEG-1/2 Audio") { isMPEG = true }
+            if text.contains("File ended unexpectedly") || text.contains("lacks an end-of-stream") { oggWithoutEnd = true }
+            if text.hasPrefix("data :") || text.hasPrefix("SSND :"), text.contains("(should be") {
+                let size = text.dropFirst(6).prefix { $0 == " " || $0.isNumber }
+                let declared = Int64(size.trimming(" ")) ?? 0
+                // Streaming writers leave 0xFFFFFFFF (ffmpeg) or about 0x7F000000 (sox): unknown, not cut.
+                if declared > 0 && declared < 0x7F00_0000 - 0x1_0000 { dataChunkCut = true }
+            }
+        }
+    }
+}
+
+extension Substring {
+    /// A log line without its indentation and the asterisks libsndfile marks problems with.
+    fileprivate func trimmingLogDecoration() -> String {
+        String(drop { $0 == " " || $0 == "*" || $0 == "\t" }).trimming(" ")
+    }
+
+    fileprivate func trimming(_ character: Character) -> String {
+        var text = self
+        while text.first == character { text.removeFirst() }
+        while text.last == character { text.removeLast() }
+        return String(text)
+    }
+}
+
+extension String {
+    fileprivate func trimming(_ character: Character) -> String {
+        self[...].trimming(character)
+    }
+}

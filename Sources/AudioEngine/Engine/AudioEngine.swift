@@ -1,0 +1,196 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process's audio engine: every source of the process mixed in Float32 on one
+/// render thread and written as one ALSA stream.
+///
+/// Reader threads' work (decoding, rate conversion, time-stretching) happens on one
+/// engine reader thread; the render thread only mixes from lock-free rings, applies
+/// per-source gain and pan and the process gain, meters, and writes to ALSA. The device
+/// opens when something plays and is released after ``Configuration/idleRelease``
+/// seconds of silence.
+public final class AudioEngine: @unchecked Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).
+        public var device: String
+        public var sampleRate: Int = 48_000
+        /// Frames per ALSA period; the engine mixes one period at a time. 512 at 48 kHz
+        /// (10.7 ms, 43 ms buffered) is the smallest that ALSA's pulse plugin sustained here.
+        public var periodFrames: Int = 512
+        public var periods: Int = 4
+        /// Seconds without any playing source after which the device is released.
+        public var idleRelease: Double = 2
+        /// Silence (seconds) that must precede sound for a ``soundStarted`` event.
+        public var silenceBeforeSoundEvent: Double = 0.25
+        public var maximumSources: Int = 128
+
+        public init(device: String? = nil) {
+            self.device = device ?? AudioEngine.environmentDevice ?? "default"
+        }
+    }
+
+    static var environmentDevice: String? {
+        getenv("EARSHOT_AUDIO_DEVICE").map { String(cString: $0) }
+    }
+
+    /// The process's engine, on the default device.
+    public static let shared = AudioEngine()
+
+    public let configuration: Configuration
+
+    // Render table: voice pointers, written by app threads, read by the render thread.
+    final class Slot: Sendable { let voice = Atomic<UInt>(0) }
+    let slots: [Slot]
+    let renderEpoch = Atomic<UInt64>(0)
+
+    // Device handoff between the starting thread and the render thread.
+    enum DeviceState: Int { case closed = 0, open = 1, closing = 2 }
+    let deviceState = Atomic<Int>(DeviceState.closed.rawValue)
+    private let startLock = Mutex<Void>(())
+    nonisolated(unsafe) var pendingOutput: PCMOutput?
+    let renderWake = Semaphore()
+    let eventSemaphore = Semaphore()
+    let readerWake = Semaphore()
+
+    // The device clock, as a sequence-locked pair written by the render thread.
+    let clockSequence = Atomic<UInt64>(0)
+    let clockFrames = AtomicDouble(0)
+    let clockStamp = AtomicDouble(monotonicSeconds())
+    let latencyFrames = Atomic<Int>(0)
+
+    // Process gain (ducking), ramped on the render thread.
+    let processGainTarget = AtomicFloat(1)
+    let processGainRampFrames = Atomic<Int>(0)
+    let processGainGeneration = Atomic<UInt32>(0)
+
+    let underruns = Atomic<Int>(0)
+    let soundStarts = Atomic<Int>(0)
+    let deviceFailure = Mutex<AudioEngineError?>(nil)
+
+    // Non-real-time registries (reader and event threads).
+    let voices = Mutex<[ObjectIdentifier: Voice]>([:])
+    let retired = Mutex<[(voice: Voice, epoch: UInt64)]>([])
+    let soundObservers = Mutex<[UInt64: @Sendable () -> Void]>([:])
+    let nextObserver = Atomic<UInt64>(1)
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        slots = (0..<configuration.maximumSources).map { _ in Slot() }
+        let engine = Unmanaged.passUnretained(self)
+        startThread(name: "earshot-render") { engine.takeUnretainedValue().renderThread() }
+        startThread(name: "earshot-reader") { engine.takeUnretainedValue().readerThread() }
+        startThread(name: "earshot-events") { engine.takeUnretainedValue().eventThread() }
+    }
+
+    // MARK: Public state
+
+    /// The device clock in seconds: advances with the frames the device has played
+    /// (interpolated between periods), and with the monotonic clock while the device is
+    /// released. Use it with ``Voice/play(atDeviceTime:)`` to start sources together,
+    /// sample-accurately. While the device is open and stalls, the clock waits with it.
+    public var deviceCurrentTime: Double {
+        let rate = Double(configuration.sampleRate)
+        let open = isDeviceOpen
+        let cap = 2 * Double(configuration.periodFrames) / rate
+        while true {
+            let before = clockSequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let frames = clockFrames.value
+            let stamp = clockStamp.value
+            if clockSequence.load(ordering: .acquiring) == before {
+                let since = max(0, monotonicSeconds() - stamp)
+                return frames / rate + (open ? min(since, cap) : since)
+            }
+        }
+    }
+
+    /// The output latency: frames buffered between the mix and the listener, in seconds.
+    public var outputLatency: Double { Double(latencyFrames.load(ordering: .relaxed)) / Double(configuration.sampleRate) }
+
+    /// Underruns recovered since the engine started.
+    public var underrunCount: Int { underruns.load(ordering: .relaxed) }
+
+    /// Whether the ALSA device is open.
+    public var isDeviceOpen: Bool { deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue }
+
+    /// The process gain (0…1) applied after the mix, ramped over `duration` seconds so that
+    /// nothing clicks. The audio session uses it for ducking.
+    public func setProcessGain(_ gain: Float, rampDuration: Double = 0.2) {
+        processGainTarget.store(max(0, min(1, gain.isFinite ? gain : 1)))
+        processGainRampFrames.store(max(1, Int(rampDuration * Double(configuration.sampleRate))), ordering: .relaxed)
+        processGainGeneration.add(1, ordering: .releasing)
+    }
+
+    public var processGain: Float { processGainTarget.value }
+
+    /// Calls `handler` (on the engine's event thread) whenever the process starts
+    /// producing audible sound after at least ``Configuration/silenceBeforeSoundEvent``
+    /// seconds of silence. “Last sound wins” hangs on this.
+    @discardableResult
+    public func onSoundStarted(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+        let id = nextObserver.add(1, ordering: .relaxed).oldValue
+        soundObservers.withLock { $0[id] = handler }
+        return id
+    }
+
+    public func removeSoundObserver(_ id: UInt64) {
+        _ = soundObservers.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// How many times the process started sounding after silence.
+    public var soundStartCount: Int { soundStarts.load(ordering: .relaxed) }
+
+    // MARK: Voices
+
+    /// Makes a voice for `file`. The engine keeps it until ``Voice/dispose()``.
+    public func makeVoice(for file: any FrameSource) throws -> Voice {
+        let voice = try Voice(file: file, engine: self)
+        voices.withLock { $0[ObjectIdentifier(voice)] = voice }
+        return voice
+    }
+
+    /// Puts a voice in the render table.
+    func attach(_ voice: Voice) throws(AudioEngineError) {
+        guard voice.slot.load(ordering: .acquiring) < 0 else { return }
+        for (index, slot) in slots.enumerated() {
+            let pointer = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
+            if slot.voice.compareExchange(expected: 0, desired: pointer, ordering: .acquiringAndReleasing).exchanged {
+                voice.slot.store(index, ordering: .releasing)
+                return
+            }
+        }
+        throw .tooManySources(limit: slots.count)
+    }
+
+    /// Takes a voice out of the render table; it stays alive until the render thread has
+    /// certainly moved past it.
+    func detach(_ voice: Voice) {
+        let index = voice.slot.exchange(-1, ordering: .acquiringAndReleasing)
+        guard index >= 0 else { return }
+        slots[index].voice.store(0, ordering: .releasing)
+        retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
+    }
+
+    func dispose(_ voice: Voice) {
+        detach(voice)
+        _ = voices.withLock { $0.removeValue(forKey: ObjectIdentifier(voice)) }
+        retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
+    }
+
+    /// Opens the device if it is not open, on the calling thread so that a missing
+    /// device is an error here rather than silence later.
+    func start() throws(AudioEngineError) {
+        if deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue { return }
+        try startLock.withLock { _ throws(AudioEngineError) in
+            while deviceState.load(ordering: .acquiring) == DeviceState.closing.rawValue { usleep(1000) }
+            guard deviceState.load(ordering: .acquiring) == DeviceState.closed.rawValue else { return }
+            let output = try PCMOutput(device: configuration.device, sampleRate: configuration.sampleRate, channels: 2,
+                                       periodFrames: configuration.periodFrames, periods: configuration.periods)
+            pendingOutput = output
+            deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
+            renderWake.signal()
+        }
+    }
+}

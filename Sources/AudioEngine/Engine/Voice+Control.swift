@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The controls a player uses; callable from any thread.
+extension Voice {
+    /// The file's duration in seconds (0 when unknown).
+    public var duration: Double { file.format.duration ?? 0 }
+
+    /// Starts decoding into the buffer so that `play` starts at once.
+    public func prepare() {
+        prepared.store(true, ordering: .releasing)
+        engine.readerWake.signal()
+    }
+
+    /// Plays now, or at `deviceTime` on ``AudioEngine/deviceCurrentTime``'s clock
+    /// (sample-accurate: voices given the same time start on the same frame).
+    ///
+    /// - Throws: ``AudioEngineError`` when the device cannot be opened or too many
+    ///   sources play; the voice is then paused.
+    public func play(atDeviceTime deviceTime: Double? = nil) throws(AudioEngineError) {
+        prepare()
+        try engine.attach(self)
+        let frame = deviceTime.map { Int64(($0 * Double(engine.configuration.sampleRate)).rounded()) } ?? Int64.min
+        startFrame.store(frame, ordering: .relaxed)
+        playState.store(PlayState.playing.rawValue, ordering: .releasing)
+        do {
+            try engine.start()
+        } catch {
+            playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            throw error
+        }
+    }
+
+    /// Queues this voice to start on the exact frame where `predecessor` ends: gapless
+    /// when both are prepared. ``play(atDeviceTime:)`` on a queued voice starts it at once.
+    public func play(after predecessor: Voice) throws(AudioEngineError) {
+        prepare()
+        try engine.attach(self)
+        playState.store(PlayState.queued.rawValue, ordering: .releasing)
+        predecessor.successor.store(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), ordering: .releasing)
+    }
+
+    /// Forgets a voice queued with ``play(after:)``.
+    public func clearSuccessor() {
+        let bits = successor.exchange(0, ordering: .acquiringAndReleasing)
+        guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return }
+        let next = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+        _ = next.playState.compareExchange(expected: PlayState.queued.rawValue, desired: PlayState.paused.rawValue,
+                                           ordering: .acquiringAndReleasing)
+    }
+
+    /// Pauses, keeping the buffered audio and the position.
+    public func pause() {
+        let state = playState.load(ordering: .acquiring)
+        if state == PlayState.playing.rawValue || state == PlayState.queued.rawValue {
+            playState.store(PlayState.paused.rawValue, ordering: .releasing)
+        }
+    }
+
+    /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
+    public func stop() {
+        clearSuccessor()
+        playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+        prepared.store(false, ordering: .releasing)
+        resetLoopsRequested.store(true, ordering: .releasing)
+        seek(to: 0)
+        engine.detach(self)
+    }
+
+    public var isPlaying: Bool { playState.load(ordering: .acquiring) == PlayState.playing.rawValue }
+
+    /// The playback position in seconds of the file's timeline.
+    public var currentTime: Double {
+        if seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring) {
+            return seekTarget.value
+        }
+        return position.value
+    }
+
+    /// Moves the position (also while playing); clamped to 0…duration.
+    public func seek(to seconds: Double) {
+        let target = seconds.isFinite ? min(max(0, seconds), max(0, duration)) : 0
+        seekTarget.store(target)
+        seekGeneration.add(1, ordering: .releasing)
+        engine.readerWake.signal()
+    }
+
+    /// 0 plays once, n plays n + 1 times, a negative number loops until stopped.
+    public var loops: Int {
+        get { numberOfLoops.load(ordering: .relaxed) }
+        set { numberOfLoops.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The gain, 0…1.
+    public var volume: Float { targetVolume.value }
+
+    /// Sets the gain, ramped over `fadeDuration` seconds (a few milliseconds at least, so
+    /// that a change never clicks).
+    public func setVolume(_ volume: Float, fadeDuration: Double = 0) {
+        targetVolume.store(max(0, min(1, volume.isFinite ? volume : 0)))
+        let frames = max(Int(0.003 * Double(engine.configuration.sampleRate)),
+                         Int((fadeDuration.isFinite ? max(0, fadeDuration) : 0) * Double(engine.configuration.sampleRate)))
+        fadeFrames.store(frames, ordering: .relaxed)
+        volumeGeneration.add(1, ordering: .releasing)
+    }
+
+    /// Stereo balance, −1 (left only) … 0 (center) … 1 (right only): the far channel is
+    /// attenuated linearly, the near one kept.
+    public var panPosition: Float {
+        get { pan.value }
+        set { pan.store(max(-1, min(1, newValue.isFinite ? newValue : 0))) }
+    }
+
+    /// Whether ``playbackRate`` applies (set before playing, as with AVAudioPlayer).
+    public var isRateEnabled: Bool {
+        get { rateEnabled.load(ordering: .relaxed) }
+        set {
+            rateEnabled.store(newValue, ordering: .relaxed)
+            engine.readerWake.signal()
+        }
+    }
+
+    /// The playback rate, 0.5…2, with the pitch kept.
+    public var playbackRate: Float {
+        get { rate.value }
+        set {
+            rate.store(max(0.5, min(2, newValue.isFinite ? newValue : 1)))
+            engine.readerWake.signal()
+        }
+    }
+
+    public var isMeteringEnabled: Bool {
+        get { meteringEnabled.load(ordering: .relaxed) }
+        set { meteringEnabled.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The peak and average (RMS) power of `channel` (0 left, 1 right) in dBFS,
+    /// −160…0, as the render thread last measured them after gain and pan.
+    public func power(channel: Int) -> (peak: Float, average: Float) {
+        let (peak, meanSquare) = channel == 0
+            ? (meterPeakLeft.value, meterMeanSquareLeft.value)
+            : (meterPeakRight.value, meterMeanSquareRight.value)
+        func decibels(_ amplitude: Float) -> Float { amplitude > 1e-8 ? max(-160, min(0, 20 * log10f(amplitude))) : -160 }
+        return (decibels(peak), decibels(meanSquare.squareRoot()))
+    }
+
+    /// Times the ring ran dry while playing (the reader could not keep up).
+    public var dropoutCount: Int { dropouts.load(ordering: .relaxed) }
+
+    /// Sets the callbacks, called on the engine's event thread.
+    public func setHandlers(onFinished: (@Sendable (Bool) -> Void)?, onError: (@Sendable (any Error) -> Void)?) {
+        self.onFinished.withLock { $0 = onFinished }
+        self.onError.withLock { $0 = onError }
+    }
+
+    /// Removes the voice from the engine for good.
+    public func dispose() {
+        clearSuccessor()
+        playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+        prepared.store(false, ordering: .releasing)
+        engine.dispose(self)
+    }
+
+    /// After the end: back to the start, buffers refilled for the next play.
+    func rewindAfterFinishing() {
+        resetLoopsRequested.store(true, ordering: .releasing)
+        seek(to: 0)
+    }
+}

@@ -1,0 +1,215 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One source in the engine: a decoded file on its way to the mix.
+///
+/// Three threads share it without locks. The app's thread sets the controls (atomics);
+/// the engine's reader thread decodes, resamples and stretches into ``ring``; the render
+/// thread mixes from the ring, applies gain and pan, meters, and publishes the position.
+/// ``AudioPlayer`` is the public face; `Voice` is what the engine schedules.
+public final class Voice: @unchecked Sendable {
+    /// A point on the timeline: the ring frame where media time `mediaTime` begins.
+    struct Mark: BitwiseCopyable {
+        var ringFrame: UInt64
+        var mediaTime: Double
+        /// Media seconds per ring frame (1/engine rate × playback rate).
+        var mediaPerFrame: Double
+        var isEnd: Bool
+    }
+
+    enum PlayState: Int {
+        case stopped = 0, playing = 1, paused = 2
+        /// Waiting to start on the frame where its predecessor ends (gapless).
+        case queued = 3
+    }
+
+    public let file: any FrameSource
+    unowned let engine: AudioEngine
+    let ring: FrameRing
+    let marks = ValueRing<Mark>(capacity: 256)
+
+    // App → render and reader.
+    let playState = Atomic<Int>(PlayState.stopped.rawValue)
+    /// Engine frame at which playback starts; `Int64.min` for “now”.
+    let startFrame = Atomic<Int64>(Int64.min)
+    let targetVolume = AtomicFloat(1)
+    let fadeFrames = Atomic<Int>(0)
+    let volumeGeneration = Atomic<UInt32>(0)
+    let pan = AtomicFloat(0)
+    let meteringEnabled = Atomic<Bool>(false)
+    let numberOfLoops = Atomic<Int>(0)
+    let seekTarget = AtomicDouble(0)
+    let seekGeneration = Atomic<UInt32>(0)
+    let rate = AtomicFloat(1)
+    let rateEnabled = Atomic<Bool>(false)
+    /// Whether the reader keeps the ring filled (set by prepare and play, cleared by stop).
+    let prepared = Atomic<Bool>(false)
+    let resetLoopsRequested = Atomic<Bool>(false)
+    /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
+    let ringOwner = Atomic<Int>(0)
+
+    // Render → app.
+    let position = AtomicDouble(0)
+    let meterPeakLeft = AtomicFloat(0)
+    let meterPeakRight = AtomicFloat(0)
+    let meterMeanSquareLeft = AtomicFloat(0)
+    let meterMeanSquareRight = AtomicFloat(0)
+    let finishedFlag = Atomic<Bool>(false)
+    let dropouts = Atomic<Int>(0)
+    /// Slot index in the engine's render table, or -1.
+    let slot = Atomic<Int>(-1)
+    /// The voice to start where this one ends (unretained; its owner keeps it alive).
+    let successor = Atomic<UInt>(0)
+    /// The render cycle this voice was last mixed in (so a successor started mid-period
+    /// is not mixed twice).
+    var lastRenderedCycle: UInt64 = .max
+
+    // Render-thread state.
+    var renderGain: Float = 1
+    var renderGainStep: Float = 0
+    var renderGainFramesLeft = 0
+    var renderVolumeGeneration: UInt32 = 0
+    var renderMark = Mark(ringFrame: 0, mediaTime: 0, mediaPerFrame: 0, isEnd: false)
+    var renderPeak: (Float, Float) = (0, 0)
+    var renderMeanSquare: (Float, Float) = (0, 0)
+
+    // Reader-thread state lives in `Voice+Reader.swift`.
+    let reader: VoiceReader
+
+    /// Events, called on the engine's event thread.
+    let onFinished = Mutex<(@Sendable (_ successfully: Bool) -> Void)?>(nil)
+    let onError = Mutex<(@Sendable (any Error) -> Void)?>(nil)
+    /// A decode error met by the reader, reported when the voice finishes.
+    let decodeError = Mutex<AudioFileError?>(nil)
+    /// The seek generation the reader has applied (so `currentTime` can show a pending seek).
+    let appliedSeekGeneration = Atomic<UInt32>(0)
+
+    init(file: any FrameSource, engine: AudioEngine) throws {
+        self.file = file
+        self.engine = engine
+        let rate = engine.configuration.sampleRate
+        ring = FrameRing(channels: 2, capacityFrames: rate / 2)
+        reader = try VoiceReader(file: file, engineRate: rate)
+    }
+
+    var state: PlayState { PlayState(rawValue: playState.load(ordering: .acquiring)) ?? .stopped }
+
+    // MARK: Render thread
+
+    /// Mixes this voice into `mix` (interleaved stereo, `frames` long) whose first frame
+    /// is engine frame `firstFrame`. Allocates nothing, takes no lock, never waits.
+    @inline(__always)
+    func render(into mix: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64, cycle: UInt64) {
+        guard lastRenderedCycle != cycle else { return }
+        lastRenderedCycle = cycle
+        guard ringOwner.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return }
+        defer { ringOwner.store(0, ordering: .releasing) }
+        guard playState.load(ordering: .acquiring) == PlayState.playing.rawValue else { return }
+
+        var offset = 0
+        let start = startFrame.load(ordering: .relaxed)
+        if start != Int64.min {
+            if start > firstFrame {
+                guard start < firstFrame + Int64(frames) else { return }
+                offset = Int(start - firstFrame)
+            }
+            startFrame.store(Int64.min, ordering: .relaxed)
+        }
+
+        let generation = volumeGeneration.load(ordering: .acquiring)
+        if generation != renderVolumeGeneration {
+            renderVolumeGeneration = generation
+            let target = targetVolume.value
+            let fade = max(1, fadeFrames.load(ordering: .relaxed))
+            renderGainStep = (target - renderGain) / Float(fade)
+            renderGainFramesLeft = fade
+        }
+        let p = pan.value
+        let panLeft: Float = p > 0 ? 1 - p : 1
+        let panRight: Float = p < 0 ? 1 + p : 1
+        let metering = meteringEnabled.load(ordering: .relaxed)
+        var peak: (Float, Float) = (0, 0)
+        var sumSquares: (Float, Float) = (0, 0)
+
+        var out = mix + offset * 2
+        let wanted = frames - offset
+        let got = ring.read(frames: wanted) { span, count, _ in
+            for i in 0..<count {
+                if renderGainFramesLeft > 0 {
+                    renderGain += renderGainStep
+                    renderGainFramesLeft -= 1
+                    if renderGainFramesLeft == 0 { renderGain = targetVolume.value }
+                }
+                let l = span[2 * i] * renderGain * panLeft
+                let r = span[2 * i + 1] * renderGain * panRight
+                out[0] += l
+                out[1] += r
+                out += 2
+                if metering {
+                    peak = (max(peak.0, abs(l)), max(peak.1, abs(r)))
+                    sumSquares = (sumSquares.0 + l * l, sumSquares.1 + r * r)
+                }
+            }
+        }
+        if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
+        publishPosition()
+
+        if got < wanted {
+            if renderMark.isEnd, ring.availableToRead == 0 {
+                playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+                finishedFlag.store(true, ordering: .releasing)
+                startSuccessor(at: firstFrame + Int64(offset + got), mix: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
+                engine.eventSemaphore.signal()
+            } else if got < wanted {
+                dropouts.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Starts the queued successor on `frame` and mixes its part of this period now.
+    @inline(__always)
+    private func startSuccessor(at frame: Int64, mix: UnsafeMutablePointer<Float>, frames: Int, firstFrame: Int64, cycle: UInt64) {
+        let bits = successor.exchange(0, ordering: .acquiringAndReleasing)
+        guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return }
+        let next = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+        guard next.playState.compareExchange(expected: PlayState.queued.rawValue, desired: PlayState.playing.rawValue,
+                                             ordering: .acquiringAndReleasing).exchanged else { return }
+        next.startFrame.store(frame, ordering: .relaxed)
+        if next.lastRenderedCycle == cycle { next.lastRenderedCycle = cycle &- 1 }
+        next.render(into: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
+    }
+
+    /// Advances the timeline mark to the ring's read position and stores the media time.
+    @inline(__always)
+    private func publishPosition() {
+        let readFrame = ring.framesRead
+        while let next = marks.peek(), next.ringFrame <= readFrame {
+            renderMark = next
+            marks.pop()
+        }
+        if renderMark.isEnd {
+            position.store(renderMark.mediaTime)
+        } else {
+            position.store(renderMark.mediaTime + Double(readFrame &- renderMark.ringFrame) * renderMark.mediaPerFrame)
+        }
+    }
+
+    /// Meters follow AVAudioPlayer's: a peak that falls back over about a second and
+    /// a mean square averaged over about 300 ms.
+    @inline(__always)
+    private func publishMeters(peak: (Float, Float), sumSquares: (Float, Float), frames: Int) {
+        let seconds = Float(frames) / Float(engine.configuration.sampleRate)
+        let decay = max(0, 1 - seconds / 1.0)
+        let smoothing = min(1, seconds / 0.3)
+        renderPeak = (max(peak.0, renderPeak.0 * decay), max(peak.1, renderPeak.1 * decay))
+        let ms = (sumSquares.0 / Float(frames), sumSquares.1 / Float(frames))
+        renderMeanSquare = (renderMeanSquare.0 + (ms.0 - renderMeanSquare.0) * smoothing,
+                            renderMeanSquare.1 + (ms.1 - renderMeanSquare.1) * smoothing)
+        meterPeakLeft.store(renderPeak.0)
+        meterPeakRight.store(renderPeak.1)
+        meterMeanSquareLeft.store(renderMeanSquare.0)
+        meterMeanSquareRight.store(renderMeanSquare.1)
+    }
+}

@@ -1,0 +1,235 @@
+internal import CRubberBand
+import Synchronization
+
+/// The reader thread's side of a ``Voice``: decodes the file, maps its channels to
+/// stereo, converts its rate to the engine's, stretches time when the playback rate is
+/// not 1 (keeping the pitch, with Rubber Band), and writes into the voice's ring with a
+/// timeline mark per block. Runs on the engine's reader thread only.
+final class VoiceReader: @unchecked Sendable {
+    static let blockFrames = 1024
+
+    let file: any FrameSource
+    let engineRate: Int
+    private let fileChannels: Int
+    private let converter: SampleRateConverter?
+    private var stretcher: OpaquePointer?
+    private var stretchRate: Float = 1
+
+    private let decoded: UnsafeMutablePointer<Float>
+    private let stereo: UnsafeMutablePointer<Float>
+    private let converted: UnsafeMutablePointer<Float>
+    private let convertedCapacity: Int
+    private let planar: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>)
+    private let stretched: UnsafeMutablePointer<Float>
+    private let stretchedCapacity: Int
+
+    private var generation: UInt32 = 0
+    private var rateSeen: Float = 1
+    private var mediaTime = 0.0
+    /// The media time of the next frame written to the ring.
+    private var outputMediaTime = 0.0
+    /// Output frames still to drop for the stretcher's start delay.
+    private var stretchDelay = 0
+    private var loopsDone = 0
+    private(set) var ended = false
+    private(set) var failure: AudioFileError?
+
+    init(file: any FrameSource, engineRate: Int) throws {
+        self.file = file
+        self.engineRate = engineRate
+        fileChannels = file.format.channelCount
+        converter = file.format.sampleRate == engineRate ? nil
+            : try SampleRateConverter(channels: 2, inputRate: Double(file.format.sampleRate), outputRate: Double(engineRate))
+        let block = VoiceReader.blockFrames
+        decoded = .allocate(capacity: block * max(1, fileChannels))
+        stereo = .allocate(capacity: block * 2)
+        convertedCapacity = Int((Double(block) * Double(engineRate) / Double(file.format.sampleRate)).rounded(.up)) + 64
+        converted = .allocate(capacity: convertedCapacity * 2)
+        stretchedCapacity = convertedCapacity * 4 + 8192
+        planar = (.allocate(capacity: stretchedCapacity), .allocate(capacity: stretchedCapacity))
+        stretched = .allocate(capacity: stretchedCapacity * 2)
+    }
+
+    deinit {
+        if let stretcher { rubberband_delete(stretcher) }
+        decoded.deallocate()
+        stereo.deallocate()
+        converted.deallocate()
+        planar.0.deallocate()
+        planar.1.deallocate()
+        stretched.deallocate()
+    }
+
+    /// Fills `voice`'s ring as far as it goes. Returns true when it wrote something.
+    func fill(_ voice: Voice) -> Bool {
+        if voice.resetLoopsRequested.exchange(false, ordering: .acquiring) { loopsDone = 0 }
+        guard voice.prepared.load(ordering: .acquiring) else { return false }
+        let requested = voice.seekGeneration.load(ordering: .acquiring)
+        let rate = voice.rateEnabled.load(ordering: .relaxed) ? voice.rate.value : 1
+        if requested != generation || rate != rateSeen {
+            // A seek or a rate change: restart from the current (or requested) position.
+            guard voice.ringOwner.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
+            let target = requested != generation ? voice.seekTarget.value : voice.position.value
+            voice.ring.reset()
+            voice.marks.reset()
+            voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
+            voice.position.store(target)
+            voice.ringOwner.store(0, ordering: .releasing)
+            generation = requested
+            rateSeen = rate
+            restart(at: target, rate: rate)
+            voice.decodeError.withLock { $0 = failure }
+            voice.appliedSeekGeneration.store(requested, ordering: .releasing)
+        }
+        guard !ended, failure == nil else { return false }
+
+        var wrote = false
+        while !voice.marks.isFull {
+            let ratio = Double(engineRate) / Double(file.format.sampleRate) / Double(rateSeen)
+            let room = voice.ring.availableToWrite - 256
+            let inputFrames = min(VoiceReader.blockFrames, Int(Double(room) / ratio) - 64)
+            guard inputFrames >= 64 else { break }
+            let read: Int
+            do {
+                read = try file.read(into: decoded, frames: inputFrames)
+            } catch {
+                fail(voice, error)
+                return wrote
+            }
+            if read == 0 {
+                let loops = voice.numberOfLoops.load(ordering: .relaxed)
+                if loops < 0 || loopsDone < loops {
+                    loopsDone += 1
+                    do { try file.seek(toFrame: 0) } catch { fail(voice, error); return wrote }
+                    mediaTime = 0
+                    outputMediaTime = 0
+                    continue
+                }
+                drain(voice)
+                endStream(voice)
+                return true
+            }
+            toStereo(frames: read)
+            write(voice, stereo, frames: read, endOfInput: false)
+            mediaTime += Double(read) / Double(file.format.sampleRate)
+            wrote = true
+        }
+        return wrote
+    }
+
+    private func restart(at seconds: Double, rate: Float) {
+        ended = false
+        failure = nil
+        let frame = Int64((seconds * Double(file.format.sampleRate)).rounded())
+        do { try file.seek(toFrame: max(0, frame)) } catch { failure = error }
+        mediaTime = seconds
+        outputMediaTime = seconds
+        converter?.reset()
+        if let stretcher { rubberband_delete(stretcher) }
+        stretcher = nil
+        stretchRate = rate
+        if rate != 1 {
+            let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFiner.rawValue | RubberBandOptionChannelsTogether.rawValue)
+            let created = rubberband_new(UInt32(engineRate), 2, options, 1.0 / Double(rate), 1.0)
+            rubberband_set_max_process_size(created, UInt32(max(convertedCapacity, 8192)))
+            // Real-time protocol: feed the preferred padding of silence first, then drop
+            // the start delay from the output, so the first frame out is the first frame in.
+            let pad = Int(rubberband_get_preferred_start_pad(created))
+            planar.0.update(repeating: 0, count: min(pad, stretchedCapacity))
+            planar.1.update(repeating: 0, count: min(pad, stretchedCapacity))
+            var padding: [UnsafePointer<Float>?] = [UnsafePointer(planar.0), UnsafePointer(planar.1)]
+            padding.withUnsafeMutableBufferPointer { rubberband_process(created, $0.baseAddress, UInt32(min(pad, stretchedCapacity)), 0) }
+            stretchDelay = Int(rubberband_get_start_delay(created))
+            stretcher = created
+        }
+    }
+
+    private func toStereo(frames: Int) {
+        switch fileChannels {
+        case 1:
+            for i in 0..<frames { stereo[2 * i] = decoded[i]; stereo[2 * i + 1] = decoded[i] }
+        case 2:
+            stereo.update(from: decoded, count: frames * 2)
+        default:
+            // More than two channels: the first two are front left and right.
+            for i in 0..<frames {
+                stereo[2 * i] = decoded[i * fileChannels]
+                stereo[2 * i + 1] = decoded[i * fileChannels + 1]
+            }
+        }
+    }
+
+    /// Converts and stretches `frames` stereo frames and writes them with a mark.
+    private func write(_ voice: Voice, _ input: UnsafeMutablePointer<Float>, frames: Int, endOfInput: Bool) {
+        var output = input
+        var count = frames
+        if let converter {
+            var consumed = 0
+            count = 0
+            repeat {
+                let step = converter.process(input: input + consumed * 2, inputFrames: frames - consumed,
+                                             output: converted + count * 2, outputCapacity: convertedCapacity - count,
+                                             endOfInput: endOfInput)
+                consumed += step.consumed
+                count += step.produced
+                if step.consumed == 0 && step.produced == 0 { break }
+            } while consumed < frames || (endOfInput && count < convertedCapacity)
+            output = converted
+        }
+        guard let stretcher else {
+            push(voice, output, frames: count)
+            return
+        }
+        for i in 0..<count { planar.0[i] = output[2 * i]; planar.1[i] = output[2 * i + 1] }
+        var inputs: [UnsafePointer<Float>?] = [UnsafePointer(planar.0), UnsafePointer(planar.1)]
+        inputs.withUnsafeMutableBufferPointer { rubberband_process(stretcher, $0.baseAddress, UInt32(count), endOfInput ? 1 : 0) }
+        // Take everything the stretcher has (after the final block: until it is empty).
+        while true {
+            let available = Int(rubberband_available(stretcher))
+            guard available > 0 else { break }
+            var outputs: [UnsafeMutablePointer<Float>?] = [planar.0, planar.1]
+            let got = outputs.withUnsafeMutableBufferPointer {
+                Int(rubberband_retrieve(stretcher, $0.baseAddress, UInt32(min(available, stretchedCapacity))))
+            }
+            // The first `stretchDelay` frames are the stretcher's own delay, not audio.
+            let skip = min(stretchDelay, got)
+            stretchDelay -= skip
+            for i in skip..<got { stretched[2 * (i - skip)] = planar.0[i]; stretched[2 * (i - skip) + 1] = planar.1[i] }
+            push(voice, stretched, frames: got - skip)
+            if got == 0 { break }
+        }
+    }
+
+    /// Writes frames into the ring with a timeline mark for their media time.
+    private func push(_ voice: Voice, _ frames: UnsafeMutablePointer<Float>, frames count: Int) {
+        guard count > 0 else { return }
+        let perFrame = Double(stretchRate) / Double(engineRate)
+        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: outputMediaTime, mediaPerFrame: perFrame, isEnd: false))
+        outputMediaTime += Double(count) * perFrame
+        var written = 0
+        while written < count {
+            let n = voice.ring.write(frames + written * 2, frames: count - written)
+            if n == 0 { break }
+            written += n
+        }
+    }
+
+    /// Flushes what the converter and stretcher still hold.
+    private func drain(_ voice: Voice) {
+        guard converter != nil || stretcher != nil else { return }
+        write(voice, stereo, frames: 0, endOfInput: true)
+    }
+
+    private func fail(_ voice: Voice, _ error: AudioFileError) {
+        failure = error
+        voice.decodeError.withLock { $0 = error }
+        endStream(voice)
+    }
+
+    private func endStream(_ voice: Voice) {
+        ended = true
+        let duration = file.format.duration ?? mediaTime
+        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: failure == nil ? duration : mediaTime,
+                                        mediaPerFrame: 0, isEnd: true))
+    }
+}

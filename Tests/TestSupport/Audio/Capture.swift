@@ -1,0 +1,198 @@
+import Foundation
+
+/// Records what a sink plays, from its monitor, with `parec` (float32le at the sink's rate
+/// and channel count), from `start()` until `stop()`.
+///
+/// ```swift
+/// let capture = try Capture(server: server)
+/// try await capture.start()
+/// _ = try await run("aplay", ["-q", "-D", "default", path], environment: server.environment)
+/// let audio = try await capture.stop()
+/// ```
+///
+/// `start()` returns once `parec` is delivering samples, so nothing played after it returns
+/// is missed. (An idle null sink renders in blocks of up to 2 s and only notices a new
+/// recording's low latency when its current block ends, so the first samples could take
+/// up to 2 s; `start()` suspends and resumes the sink, when nothing plays to it, which
+/// restarts its clock. The lag is then about 20–40 ms; see `startupLag`.)
+/// `stop()` first waits until the samples rendered before it was called have arrived.
+public final class Capture: Sendable {
+    public let server: PulseAudioServer
+    /// The sink recorded, and its monitor source.
+    public let sinkName: String
+    public var sourceName: String { sinkName + ".monitor" }
+    public let sampleRate: Int
+    public let channels: Int
+
+    private let directory: String
+    private var rawPath: String { directory + "/capture.raw" }
+    private var logPath: String { directory + "/parec.log" }
+    private let state = Locked(State())
+
+    private struct State: Sendable {
+        var watchdog: Watchdog?
+        var launched: ContinuousClock.Instant?
+        var startupLag: Double?
+        /// The earliest estimate of when the first recorded sample was played.
+        var origin: ContinuousClock.Instant?
+        var stopped = false
+    }
+
+    /// A capture of `sink` (default: the server's main sink).
+    public init(server: PulseAudioServer, sink: String? = nil) throws {
+        self.server = server
+        let name = sink ?? server.sinkName
+        self.sinkName = name
+        (sampleRate, channels) = try server.format(ofSink: name)
+        directory = try TemporaryDirectories.make("earshot-cap")
+    }
+
+    deinit {
+        state.value.watchdog?.stop()
+        TemporaryDirectories.remove(directory)
+    }
+
+    /// Seconds from launching `parec` until its first samples arrived (set by `start()`).
+    public var startupLag: Double? { state.value.startupLag }
+
+    /// Starts `parec` and returns once samples arrive; throws if none arrive in `timeout` s.
+    ///
+    /// The waiting runs on a thread of its own, so that a busy cooperative thread pool (other
+    /// tests crunching numbers) neither delays the sink's restart nor inflates `startupLag`.
+    public func start(timeout: Double = 5) async throws {
+        try await onThread { try self.startSynchronously(timeout: timeout) }
+    }
+
+    private func startSynchronously(timeout: Double) throws {
+        let clock = ContinuousClock()
+        let launched = clock.now
+        let watchdog = try Watchdog(
+            """
+            exec parec -v -d "$1" --format=float32le --rate="$2" --channels="$3" --raw \
+              --latency-msec=10 >"$4" 2>"$5"
+            """,
+            [sourceName, String(sampleRate), String(channels), rawPath, logPath],
+            environment: server.environment)
+        let alreadyStarted = state.withLock { state -> Bool in
+            if state.watchdog != nil { return true }
+            state.watchdog = watchdog
+            state.launched = launched
+            return false
+        }
+        if alreadyStarted {
+            watchdog.stop()
+            throw TestFailure("Capture.start() called twice")
+        }
+        var kicked = false
+        let deadline = launched + .seconds(timeout)
+        while true {
+            let size = fileSize(rawPath)
+            if size > 0 {
+                let now = clock.now
+                observe(bytes: size, at: now)
+                state.withLock { $0.startupLag = seconds(now - launched) }
+                return
+            }
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if !kicked && log.contains("Connected to device") {
+                kicked = true
+                // Restart an idle null sink's clock at the latency parec asked for (see above).
+                // Not while something plays: that would put a gap in its audio.
+                if let sink = try server.listSinks().first(where: { $0.name == sinkName }), sink.state != "RUNNING" {
+                    try server.pactl("suspend-sink", sinkName, "1")
+                    try server.pactl("suspend-sink", sinkName, "0")
+                }
+            }
+            let lowered = log.lowercased()
+            if lowered.contains("fail") || lowered.contains("error") || !watchdog.isRunning || clock.now > deadline {
+                watchdog.stop()
+                throw TestFailure("parec on \(sourceName) delivered nothing within \(timeout) s: \(log)")
+            }
+            usleep(500)
+        }
+    }
+
+    /// The audio recorded so far, without stopping.
+    public func snapshot() throws -> CapturedAudio {
+        try read()
+    }
+
+    /// Waits until what was played before this call has been recorded (at most `drain`
+    /// seconds), stops `parec` and returns the recording.
+    public func stop(drain: Double = 1) async throws -> CapturedAudio {
+        let clock = ContinuousClock()
+        guard let watchdog = state.value.watchdog, !state.value.stopped else {
+            throw TestFailure("Capture.stop() without a running capture")
+        }
+        let target = fileSize(rawPath) + bytesPerFrame * (sampleRate * 30 / 1000)  // 30 ms more
+        let deadline = clock.now + .seconds(drain)
+        while clock.now < deadline {
+            let size = fileSize(rawPath)
+            observe(bytes: size, at: clock.now)
+            if size >= target { break }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        watchdog.stop()
+        state.withLock { $0.stopped = true }
+        return try read()
+    }
+
+    /// Records while `body` runs: `start()`, `body()`, `stop()`.
+    public func record(_ body: () async throws -> Void) async throws -> CapturedAudio {
+        try await start()
+        do {
+            try await body()
+        } catch {
+            state.value.watchdog?.stop()
+            throw error
+        }
+        return try await stop()
+    }
+
+    // MARK: Details
+
+    private var bytesPerFrame: Int { 4 * channels }
+
+    private func read() throws -> CapturedAudio {
+        let data = try Data(contentsOf: URL(fileURLWithPath: rawPath))
+        let count = data.count / bytesPerFrame * channels
+        var samples = [Float](repeating: 0, count: count)
+        samples.withUnsafeMutableBytes { destination in
+            _ = data.copyBytes(to: destination, from: 0..<(count * 4))
+        }
+        let state = state.value
+        return CapturedAudio(
+            samples: samples, sampleRate: sampleRate, channels: channels, origin: state.origin,
+            startupLag: state.startupLag)
+    }
+
+    /// Samples arrive after they were played, never before: `now - duration` is a late bound
+    /// on when the first one was played, so the smallest seen is the best estimate.
+    private func observe(bytes: Int, at now: ContinuousClock.Instant) {
+        guard bytes > 0 else { return }
+        let frames = bytes / bytesPerFrame
+        let origin = now - .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate))
+        state.withLock { state in
+            if state.origin.map({ origin < $0 }) ?? true { state.origin = origin }
+        }
+    }
+}
+
+/// Runs blocking work on a new thread and waits for it without holding a cooperative thread.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
+
+func fileSize(_ path: String) -> Int {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : 0
+}
+
+func seconds(_ duration: Duration) -> Double {
+    let (s, attoseconds) = duration.components
+    return Double(s) + Double(attoseconds) / 1e18
+}

@@ -6,3 +6,4 @@
 
 @_exported import DBus
 @_exported import MPRIS
+@_exported import AudioEngine

@@ -36,41 +36,57 @@ public enum RemoteCommandKind: String, Sendable, Hashable, CaseIterable {
 /// The event of a command that carries no value (play, pause, next, quit, …).
 public struct RemoteCommandEvent: Sendable, Hashable {
     public let command: RemoteCommandKind
+
+    public init(command: RemoteCommandKind) { self.command = command }
 }
 
 /// A relative seek.
 public struct SeekCommandEvent: Sendable, Hashable {
     /// Seconds to move by; negative moves back.
     public let offset: Double
+
+    public init(offset: Double) { self.offset = offset }
 }
 
 /// A jump to an absolute position in the current item.
 public struct ChangePlaybackPositionCommandEvent: Sendable, Hashable {
     /// Seconds from the start of the item.
     public let positionTime: Double
+
+    public init(positionTime: Double) { self.positionTime = positionTime }
 }
 
 public struct ChangePlaybackRateCommandEvent: Sendable, Hashable {
     /// The new rate, within the command's ``RemoteCommand/supportedPlaybackRates``.
     public let playbackRate: Double
+
+    public init(playbackRate: Double) { self.playbackRate = playbackRate }
 }
 
 public struct ChangeRepeatModeCommandEvent: Sendable, Hashable {
     public let repeatMode: RepeatMode
+
+    public init(repeatMode: RepeatMode) { self.repeatMode = repeatMode }
 }
 
 public struct ChangeShuffleModeCommandEvent: Sendable, Hashable {
     public let shuffleMode: ShuffleMode
+
+    public init(shuffleMode: ShuffleMode) { self.shuffleMode = shuffleMode }
 }
 
 public struct ChangeVolumeCommandEvent: Sendable, Hashable {
     /// The new volume, 0 or more (1 is full scale).
     public let volume: Double
+
+    public init(volume: Double) { self.volume = volume }
 }
 
 public struct OpenURICommandEvent: Sendable, Hashable {
     /// The URI to open, its scheme one the app declared as supported.
     public let uri: String
+
+    public init(uri: String) { self.uri = uri }
 }
 
 /// A token for a handler added with ``RemoteCommand/addTarget(handler:)``.

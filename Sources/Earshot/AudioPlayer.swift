@@ -1,0 +1,240 @@
+public import AudioEngine
+public import Foundation
+import Synchronization
+
+/// Plays one sound file or buffer (the `AVAudioPlayer` analog).
+///
+/// Many players can play at once in one process; the engine mixes them. Every method
+/// may be called from any thread. Events reach the ``delegate`` and the ``events``
+/// sequence on the engine's event thread.
+public final class AudioPlayer: Sendable {
+    /// What a player reports.
+    public enum Event: Sendable {
+        /// Playback reached the end (after the loops), or stopped on a decode error.
+        case finished(successfully: Bool)
+        /// The file could not be decoded past some point.
+        case decodeError(AudioFileError)
+        /// The output device failed; the player paused.
+        case deviceError(AudioEngineError)
+    }
+
+    /// The format facts of the player's audio (`AVAudioPlayer.settings`).
+    public struct Settings: Sendable, Hashable {
+        public var container: String
+        public var encoding: String
+        public var sampleRate: Int
+        public var numberOfChannels: Int
+        /// Bits per sample for PCM, ALAC and FLAC; nil for lossy formats.
+        public var bitDepth: Int?
+    }
+
+    /// The file the player was made from, if any.
+    public let url: URL?
+    /// The bytes the player was made from, if any.
+    public let data: Data?
+    public let settings: Settings
+    /// Events, in order. One consumer at a time.
+    public let events: AsyncStream<Event>
+
+    let voice: Voice
+    let engine: AudioEngine
+    private let continuation: AsyncStream<Event>.Continuation
+    private let state = Mutex(PlayerState())
+
+    private struct PlayerState {
+        weak var delegate: (any AudioPlayerDelegate)?
+        var meters: [(peak: Float, average: Float)] = [(-160, -160), (-160, -160)]
+    }
+
+    /// Opens a file.
+    ///
+    /// - Throws: ``AudioFileError`` naming the file and the reason (missing, a
+    ///   directory, unreadable, empty, truncated, unsupported), or ``AudioEngineError``.
+    public convenience init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
+        try self.init(file: AudioFile(contentsOf: url.path), url: url, data: nil, engine: engine)
+    }
+
+    /// Decodes from bytes in memory.
+    public convenience init(data: Data, engine: AudioEngine = .shared) throws {
+        try self.init(file: AudioFile(data: [UInt8](data), name: "audio data (\(data.count) bytes)"), url: nil, data: data, engine: engine)
+    }
+
+    private init(file: AudioFile, url: URL?, data: Data?, engine: AudioEngine) throws {
+        self.url = url
+        self.data = data
+        self.engine = engine
+        settings = Settings(container: file.format.container, encoding: file.format.encoding,
+                            sampleRate: file.format.sampleRate, numberOfChannels: file.format.channelCount,
+                            bitDepth: file.format.bitDepth)
+        voice = try engine.makeVoice(for: file)
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        voice.setHandlers(
+            onFinished: { [weak self] successfully in
+                guard let self else { return }
+                self.continuation.yield(.finished(successfully: successfully))
+                self.delegate?.audioPlayerDidFinishPlaying(self, successfully: successfully)
+            },
+            onError: { [weak self] error in
+                guard let self else { return }
+                if let error = error as? AudioFileError {
+                    self.continuation.yield(.decodeError(error))
+                    self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
+                } else if let error = error as? AudioEngineError {
+                    self.continuation.yield(.deviceError(error))
+                }
+            })
+    }
+
+    deinit {
+        voice.dispose()
+        continuation.finish()
+    }
+
+    /// Receives finish and decode-error callbacks; held weakly.
+    public var delegate: (any AudioPlayerDelegate)? {
+        get { state.withLock { $0.delegate } }
+        set { state.withLock { $0.delegate = newValue } }
+    }
+
+    // MARK: Transport
+
+    /// Fills the buffers so that ``play()`` starts without delay. Always succeeds.
+    @discardableResult
+    public func prepareToPlay() -> Bool {
+        voice.prepare()
+        return true
+    }
+
+    /// Plays from the current position. Returns false when the device cannot be opened
+    /// (``lastError`` says why).
+    @discardableResult
+    public func play() -> Bool { start(at: nil) }
+
+    /// Plays when ``deviceCurrentTime`` reaches `time`: players given the same time start
+    /// on the same sample frame.
+    @discardableResult
+    public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
+
+    private func start(at time: TimeInterval?) -> Bool {
+        do {
+            try voice.play(atDeviceTime: time)
+            lastErrorStorage.withLock { $0 = nil }
+            return true
+        } catch {
+            lastErrorStorage.withLock { $0 = error }
+            return false
+        }
+    }
+
+    private let lastErrorStorage = Mutex<AudioEngineError?>(nil)
+
+    /// Why the last ``play()`` failed.
+    public var lastError: AudioEngineError? { lastErrorStorage.withLock { $0 } }
+
+    /// Starts on the exact frame where `player` ends (gapless), if it ends while playing.
+    func play(after player: AudioPlayer) -> Bool {
+        do {
+            try voice.play(after: player.voice)
+            return true
+        } catch {
+            lastErrorStorage.withLock { $0 = error }
+            return false
+        }
+    }
+
+    /// Cancels a ``play(after:)`` that was queued on this player.
+    func cancelQueuedSuccessor() { voice.clearSuccessor() }
+
+    /// Pauses; buffers and position are kept.
+    public func pause() { voice.pause() }
+
+    /// Stops, rewinds to the start and releases the buffers.
+    public func stop() { voice.stop() }
+
+    public var isPlaying: Bool { voice.isPlaying }
+
+    /// The position in seconds; setting it seeks, also while playing.
+    public var currentTime: TimeInterval {
+        get { voice.currentTime }
+        set { voice.seek(to: newValue) }
+    }
+
+    public var duration: TimeInterval { voice.duration }
+
+    public var numberOfChannels: Int { settings.numberOfChannels }
+
+    /// 0 plays once, n plays n + 1 times, a negative value loops until ``stop()``.
+    public var numberOfLoops: Int {
+        get { voice.loops }
+        set { voice.loops = newValue }
+    }
+
+    /// The engine's device clock, for ``play(atTime:)``.
+    public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }
+
+    // MARK: Level, balance, rate
+
+    /// 0…1.
+    public var volume: Float {
+        get { voice.volume }
+        set { voice.setVolume(newValue) }
+    }
+
+    /// Fades the volume to `volume` over `duration` seconds.
+    public func setVolume(_ volume: Float, fadeDuration duration: TimeInterval) {
+        voice.setVolume(volume, fadeDuration: duration)
+    }
+
+    /// −1 (left) … 1 (right).
+    public var pan: Float {
+        get { voice.panPosition }
+        set { voice.panPosition = newValue }
+    }
+
+    /// Whether ``rate`` applies.
+    public var enableRate: Bool {
+        get { voice.isRateEnabled }
+        set { voice.isRateEnabled = newValue }
+    }
+
+    /// 0.5…2, the pitch preserved; only with ``enableRate``.
+    public var rate: Float {
+        get { voice.playbackRate }
+        set { voice.playbackRate = newValue }
+    }
+
+    // MARK: Meters
+
+    public var isMeteringEnabled: Bool {
+        get { voice.isMeteringEnabled }
+        set { voice.isMeteringEnabled = newValue }
+    }
+
+    /// Takes a reading for ``averagePower(forChannel:)`` and ``peakPower(forChannel:)``.
+    public func updateMeters() {
+        let readings = [voice.power(channel: 0), voice.power(channel: 1)]
+        state.withLock { $0.meters = readings }
+    }
+
+    /// The RMS power of a channel at the last ``updateMeters()``, in dBFS (−160…0).
+    /// Mono files play on both channels.
+    public func averagePower(forChannel channel: Int) -> Float {
+        state.withLock { $0.meters.indices.contains(channel) ? $0.meters[channel].average : -160 }
+    }
+
+    /// The peak power of a channel at the last ``updateMeters()``, in dBFS (−160…0).
+    public func peakPower(forChannel channel: Int) -> Float {
+        state.withLock { $0.meters.indices.contains(channel) ? $0.meters[channel].peak : -160 }
+    }
+}
+
+/// Receives an ``AudioPlayer``'s events (the `AVAudioPlayerDelegate` analog).
+public protocol AudioPlayerDelegate: AnyObject, Sendable {
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool)
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError)
+}
+
+extension AudioPlayerDelegate {
+    public func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {}
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError) {}
+}

@@ -1,0 +1,441 @@
+public import AudioEngine
+public import Foundation
+public import MPRIS
+import Synchronization
+
+/// Plays an ordered queue of files, advancing at the end of each (the `AVQueuePlayer`
+/// analog).
+///
+/// The next item is prepared while the current one plays, so items follow each other
+/// without a gap beyond the engine's event latency. ``connect(to:commands:)`` makes the
+/// queue drive a ``NowPlayingInfoCenter`` and obey a ``RemoteCommandCenter``, so the
+/// whole queue is controllable over MPRIS.
+public final class QueuePlayer: Sendable {
+    /// One entry of the queue.
+    public struct Item: Sendable, Hashable, Identifiable {
+        public let id: UInt64
+        public let url: URL
+        public let title: String
+        public let artist: String?
+        public let album: String?
+        public let duration: TimeInterval
+    }
+
+    public enum Event: Sendable, Hashable {
+        /// The current item changed (nil when the queue ran out).
+        case currentItemChanged(Item?)
+        /// An item played to its end.
+        case itemDidPlayToEnd(Item)
+        /// An item failed; the queue moved on. The message names the file and the reason.
+        case itemFailed(Item, String)
+    }
+
+    private struct State {
+        var items: [Item] = []
+        var index: Int?
+        var player: AudioPlayer?
+        var next: (item: Item, player: AudioPlayer)?
+        var nextID: UInt64 = 1
+        var volume: Float = 1
+        var rate: Float = 1
+        var repeatMode: RepeatMode = .off
+        var shuffleMode: ShuffleMode = .off
+        var wantsToPlay = false
+        var nowPlaying: NowPlayingInfoCenter?
+        var lastError: AudioEngineError?
+
+        /// Forgets the prepared next item, unlinking it from the current player first so
+        /// that the engine never starts a player that is gone.
+        mutating func dropNext() {
+            player?.cancelQueuedSuccessor()
+            next = nil
+        }
+    }
+
+    private let state = Mutex(State())
+    let engine: AudioEngine
+    public let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+
+    /// Makes a queue; every file is opened once to check it and read its tags.
+    ///
+    /// - Throws: the first file's ``AudioFileError`` (missing, unreadable, unsupported…).
+    public init(urls: [URL], engine: AudioEngine = .shared) throws {
+        self.engine = engine
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        let items = try urls.map { try QueuePlayer.inspect($0) }
+        state.withLock { s in
+            for var item in items {
+                item = Item(id: s.nextID, url: item.url, title: item.title, artist: item.artist, album: item.album, duration: item.duration)
+                s.nextID += 1
+                s.items.append(item)
+            }
+            s.index = s.items.isEmpty ? nil : 0
+        }
+    }
+
+    deinit { continuation.finish() }
+
+    static func inspect(_ url: URL) throws -> Item {
+        let file = try AudioFile(contentsOf: url.path)
+        let fallback = url.deletingPathExtension().lastPathComponent
+        let title = file.tags.title.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+        return Item(id: 0, url: url, title: title, artist: file.tags.artist, album: file.tags.album,
+                    duration: file.format.duration ?? 0)
+    }
+
+    // MARK: Queue
+
+    public var items: [Item] { state.withLock { $0.items } }
+
+    public var currentItem: Item? {
+        state.withLock { s in s.index.map { s.items[$0] } }
+    }
+
+    public var currentIndex: Int? { state.withLock { $0.index } }
+
+    /// Inserts a file after `item` (or at the end).
+    public func insert(_ url: URL, after item: Item? = nil) throws -> Item {
+        let inspected = try QueuePlayer.inspect(url)
+        let inserted = state.withLock { s in
+            let new = Item(id: s.nextID, url: url, title: inspected.title, artist: inspected.artist, album: inspected.album, duration: inspected.duration)
+            s.nextID += 1
+            if let item, let at = s.items.firstIndex(of: item) {
+                s.items.insert(new, at: at + 1)
+                if let index = s.index, index > at { s.index = index + 1 }
+            } else {
+                s.items.append(new)
+            }
+            if s.index == nil { s.index = s.items.count - 1 }
+            s.dropNext()
+            return new
+        }
+        prepareNext()
+        publish()
+        return inserted
+    }
+
+    /// Removes an item; removing the current one moves on to the next.
+    public func remove(_ item: Item) {
+        let wasCurrent = state.withLock { s -> Bool in
+            guard let at = s.items.firstIndex(of: item) else { return false }
+            s.items.remove(at: at)
+            s.dropNext()
+            guard let index = s.index else { return false }
+            if at < index { s.index = index - 1; return false }
+            return at == index
+        }
+        if wasCurrent { load(index: currentIndex.map { min($0, items.count - 1) }, reason: nil) }
+        publish()
+    }
+
+    public func removeAllItems() {
+        stop()
+        state.withLock { s in
+            s.items.removeAll()
+            s.index = nil
+            s.dropNext()
+        }
+        publish()
+    }
+
+    // MARK: Transport
+
+    public func play() {
+        let player = state.withLock { s -> AudioPlayer? in
+            s.wantsToPlay = true
+            return s.player
+        }
+        if let player {
+            let started = player.play()
+            state.withLock { $0.lastError = started ? nil : player.lastError }
+        } else {
+            load(index: currentIndex, reason: nil)
+        }
+        publish()
+    }
+
+    public func pause() {
+        let player = state.withLock { s -> AudioPlayer? in
+            s.wantsToPlay = false
+            return s.player
+        }
+        player?.pause()
+        publish()
+    }
+
+    public func stop() {
+        let player = state.withLock { s -> AudioPlayer? in
+            s.wantsToPlay = false
+            return s.player
+        }
+        player?.stop()
+        publish()
+    }
+
+    public var isPlaying: Bool { state.withLock { $0.player }?.isPlaying ?? false }
+
+    /// Why the last attempt to play failed (the device could not be opened), if it did.
+    public var lastError: AudioEngineError? { state.withLock { $0.lastError } }
+
+    /// The current item's average power per channel in dBFS (−160 when silent),
+    /// for level meters. Metering is enabled on the items as they load.
+    public func averagePower() -> (left: Float, right: Float) {
+        guard let player = state.withLock({ $0.player }) else { return (-160, -160) }
+        player.updateMeters()
+        return (player.averagePower(forChannel: 0), player.averagePower(forChannel: 1))
+    }
+
+    /// Moves to the next item (wrapping when the repeat mode is `.all`).
+    @discardableResult
+    public func advanceToNextItem() -> Bool { step(by: 1) }
+
+    /// Moves to the previous item (wrapping when the repeat mode is `.all`).
+    @discardableResult
+    public func goToPreviousItem() -> Bool { step(by: -1) }
+
+    private func step(by delta: Int) -> Bool {
+        let target = state.withLock { s -> Int? in
+            guard let index = s.index, !s.items.isEmpty else { return nil }
+            let next = index + delta
+            if s.items.indices.contains(next) { return next }
+            return s.repeatMode == .all ? (next + s.items.count) % s.items.count : nil
+        }
+        guard let target else { return false }
+        load(index: target, reason: nil)
+        return true
+    }
+
+    public var currentTime: TimeInterval {
+        get { state.withLock { $0.player }?.currentTime ?? 0 }
+        set {
+            state.withLock { $0.player }?.currentTime = newValue
+            publish()
+        }
+    }
+
+    public var volume: Float {
+        get { state.withLock { $0.volume } }
+        set {
+            let player = state.withLock { s -> AudioPlayer? in
+                s.volume = newValue
+                return s.player
+            }
+            player?.volume = newValue
+            publish()
+        }
+    }
+
+    /// 0.5…2 with the pitch kept.
+    public var rate: Float {
+        get { state.withLock { $0.rate } }
+        set {
+            let rate = max(0.5, min(2, newValue))
+            let player = state.withLock { s -> AudioPlayer? in
+                s.rate = rate
+                return s.player
+            }
+            player?.rate = rate
+            publish()
+        }
+    }
+
+    public var repeatMode: RepeatMode {
+        get { state.withLock { $0.repeatMode } }
+        set {
+            let player = state.withLock { s -> AudioPlayer? in
+                s.repeatMode = newValue
+                s.dropNext()
+                return s.player
+            }
+            player?.numberOfLoops = newValue == .one ? -1 : 0
+            prepareNext()
+            publish()
+        }
+    }
+
+    public var shuffleMode: ShuffleMode {
+        get { state.withLock { $0.shuffleMode } }
+        set {
+            state.withLock { s in
+                s.shuffleMode = newValue
+                guard newValue == .items, let index = s.index else { return }
+                // Shuffle what comes after the current item.
+                var rest = Array(s.items[(index + 1)...])
+                rest.shuffle()
+                s.items.replaceSubrange((index + 1)..., with: rest)
+                s.dropNext()
+            }
+            prepareNext()
+            publish()
+        }
+    }
+
+    /// Loads item `index` (nil: the queue ran out), playing it if the queue plays.
+    private func load(index: Int?, reason: String?) {
+        state.withLock { $0.player }?.cancelQueuedSuccessor()
+        let (old, item, prepared, play, volume, rate, loops) = state.withLock { s in
+            let old = s.player
+            s.index = index
+            let item = index.map { s.items[$0] }
+            var prepared: AudioPlayer?
+            if let next = s.next, next.item == item { prepared = next.player }
+            s.next = nil
+            s.player = nil  // load cancelled the queued successor above
+            return (old, item, prepared, s.wantsToPlay, s.volume, s.rate, s.repeatMode == .one ? -1 : 0)
+        }
+        old?.stop()
+        continuation.yield(.currentItemChanged(item))
+        guard let item else {
+            publish()
+            return
+        }
+        let player: AudioPlayer
+        do {
+            player = try prepared ?? AudioPlayer(contentsOf: item.url, engine: engine)
+        } catch {
+            continuation.yield(.itemFailed(item, "\(error)"))
+            skip(failed: item)
+            return
+        }
+        player.volume = volume
+        player.enableRate = true
+        player.rate = rate
+        player.numberOfLoops = loops
+        player.isMeteringEnabled = true
+        watch(player, item: item)
+        state.withLock { $0.player = player }
+        if play {
+            let started = player.play()
+            state.withLock { $0.lastError = started ? nil : player.lastError }
+        } else {
+            player.prepareToPlay()
+        }
+        prepareNext()
+        publish()
+    }
+
+    private func skip(failed item: Item) {
+        let next = state.withLock { s -> Int? in
+            guard let at = s.items.firstIndex(of: item) else { return nil }
+            return at + 1 < s.items.count ? at + 1 : nil
+        }
+        load(index: next, reason: nil)
+    }
+
+    /// Opens the next item ahead of time so that it starts at once.
+    private func prepareNext() {
+        let candidate = state.withLock { s -> Item? in
+            guard let index = s.index, s.next == nil, s.repeatMode != .one else { return nil }
+            if index + 1 < s.items.count { return s.items[index + 1] }
+            return s.repeatMode == .all && !s.items.isEmpty ? s.items[0] : nil
+        }
+        guard let candidate, let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
+        player.prepareToPlay()
+        player.isMeteringEnabled = true
+        let current = state.withLock { s -> AudioPlayer? in
+            s.next = (candidate, player)
+            return s.wantsToPlay ? s.player : nil
+        }
+        // Gapless: the engine starts the next item on the frame where this one ends.
+        if let current { _ = player.play(after: current) }
+    }
+
+    private func watch(_ player: AudioPlayer, item: Item) {
+        let handler = FinishHandler { [weak self] successfully in
+            guard let self else { return }
+            let isCurrent = self.state.withLock { $0.player === player }
+            guard isCurrent else { return }
+            self.continuation.yield(.itemDidPlayToEnd(item))
+            if !successfully { self.continuation.yield(.itemFailed(item, "decoding stopped early")) }
+            if !self.advanceToNextItem() {
+                self.state.withLock { $0.wantsToPlay = false }
+                self.load(index: nil, reason: nil)
+            }
+        }
+        player.delegate = handler
+        finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
+    }
+
+    private let finishHandlers = Mutex<[ObjectIdentifier: FinishHandler]>([:])
+
+    // MARK: Now playing and remote commands
+
+    /// Drives `nowPlaying` from the queue and makes `commands` control it.
+    public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
+        state.withLock { $0.nowPlaying = nowPlaying }
+        commands.playCommand.addTarget { [weak self] _ in self?.play(); return .success }
+        commands.pauseCommand.addTarget { [weak self] _ in self?.pause(); return .success }
+        commands.togglePlayPauseCommand.addTarget { [weak self] _ in
+            guard let self else { return .commandFailed }
+            if self.isPlaying { self.pause() } else { self.play() }
+            return .success
+        }
+        commands.stopCommand.addTarget { [weak self] _ in self?.stop(); return .success }
+        commands.nextTrackCommand.addTarget { [weak self] _ in
+            (self?.advanceToNextItem() ?? false) ? .success : .noSuchContent
+        }
+        commands.previousTrackCommand.addTarget { [weak self] _ in
+            (self?.goToPreviousItem() ?? false) ? .success : .noSuchContent
+        }
+        commands.seekCommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            self.currentTime = self.currentTime + event.offset
+            return .success
+        }
+        commands.changePlaybackPositionCommand.addTarget { [weak self] event in
+            self?.currentTime = event.positionTime
+            return .success
+        }
+        commands.changePlaybackRateCommand.supportedPlaybackRates = [0.5, 0.75, 1, 1.25, 1.5, 2]
+        commands.changePlaybackRateCommand.addTarget { [weak self] event in
+            self?.rate = Float(event.playbackRate)
+            return .success
+        }
+        commands.changeRepeatModeCommand.addTarget { [weak self] event in
+            self?.repeatMode = event.repeatMode
+            return .success
+        }
+        commands.changeShuffleModeCommand.addTarget { [weak self] event in
+            self?.shuffleMode = event.shuffleMode
+            return .success
+        }
+        commands.changeVolumeCommand.addTarget { [weak self] event in
+            self?.volume = Float(min(1, event.volume))
+            return .success
+        }
+        publish()
+    }
+
+    /// Writes the queue's state into the now-playing center.
+    func publish() {
+        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay) = state.withLock { s in
+            (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode, s.wantsToPlay)
+        }
+        guard let center else { return }
+        guard let item, let index else {
+            center.nowPlayingInfo = nil
+            return
+        }
+        let playing = player?.isPlaying ?? false
+        var info = NowPlayingInfo(title: item.title, artists: item.artist.map { [$0] } ?? [], album: item.album,
+                                  duration: item.duration, elapsedTime: player?.currentTime ?? 0,
+                                  playbackState: playing || wantsToPlay ? .playing : .paused)
+        info.trackID = "\(item.id)"
+        info.queueIndex = index
+        info.queueCount = count
+        info.playbackRate = playing || wantsToPlay ? Double(rate) : 0
+        info.defaultPlaybackRate = Double(rate)
+        info.volume = Double(volume)
+        info.repeatMode = repeatMode
+        info.shuffleMode = shuffleMode
+        center.nowPlayingInfo = info
+    }
+}
+
+/// Forwards an ``AudioPlayer``'s finish to a closure.
+private final class FinishHandler: AudioPlayerDelegate {
+    let body: @Sendable (Bool) -> Void
+    init(_ body: @escaping @Sendable (Bool) -> Void) { self.body = body }
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { body(flag) }
+}

@@ -1,0 +1,282 @@
+import Earshot
+import Foundation
+import Testing
+import TestSupport
+
+/// AudioPlayer heard for real: ALSA → PulseAudio null sink → captured from its monitor.
+@Suite("AudioPlayer, captured from a null sink")
+struct AudioPlayerTests {
+    @Test("a sine plays for its duration, at its frequency and level")
+    func sine() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 1, level: -6)))
+        #expect(player.duration.isClose(to: 1, within: 0.001))
+        #expect(player.numberOfChannels == 2)
+        #expect(player.settings.sampleRate == 48000 && player.settings.bitDepth == 16 && player.settings.container == "WAV")
+        let audio = try await captured {
+            #expect(player.play())
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 1, "\(regions)")
+        let region = try #require(regions.first)
+        #expect(region.duration.isClose(to: 1, within: 0.02), "\(region)")
+        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: middle)).isClose(to: 1000, within: 2))
+        #expect(audio.sineLevelDBFS(channel: 0, range: middle).isClose(to: -6, within: 0.5))
+        #expect(player.currentTime == 0, "rewound after finishing")
+    }
+
+    @Test("a 44.1 kHz file is resampled to the engine rate without changing pitch or length")
+    func resampled() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 440, duration: 1, sampleRate: 44100, channels: 1)))
+        let audio = try await captured {
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        let region = try #require(audio.activeRegions().first)
+        #expect(region.duration.isClose(to: 1, within: 0.02), "\(region)")
+        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        #expect(try #require(audio.dominantFrequency(channel: 1, range: middle)).isClose(to: 440, within: 2), "mono plays on both channels")
+    }
+
+    @Test("pause leaves a gap as long as the pause, and nothing is lost")
+    func pause() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 800, duration: 1.5)))
+        var paused = 0.0
+        let audio = try await captured {
+            player.play()
+            try await sleep(0.5)
+            player.pause()
+            let start = Date()
+            #expect(!player.isPlaying)
+            try await sleep(0.5)
+            paused = Date().timeIntervalSince(start)
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 2, "\(regions)")
+        #expect(regions.gaps.first?.isClose(to: paused, within: 0.04) == true, "gap \(regions.gaps) for a pause of \(paused) s")
+        #expect(regions.totalDuration.isClose(to: 1.5, within: 0.03), "\(regions)")
+    }
+
+    @Test("a seek while playing lands where asked (stepped tone: frequency tells position)")
+    func seek() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.steppedTone(steps: 5)))
+        let audio = try await captured {
+            player.play()
+            try await sleep(0.3)
+            player.currentTime = 3.25
+            #expect(player.currentTime.isClose(to: 3.25, within: 0.05))
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        let end = try #require(regions.last?.end)
+        // After the seek: 0.75 s of 500 Hz, then 1 s of 600 Hz, then the end.
+        let at500 = try #require(audio.dominantFrequency(channel: 0, range: (end - 1.6)..<(end - 1.1)))
+        let at600 = try #require(audio.dominantFrequency(channel: 0, range: (end - 0.9)..<(end - 0.1)))
+        #expect(at500.isClose(to: 500, within: 3))
+        #expect(at600.isClose(to: 600, within: 3))
+        let track = audio.frequencyTrack(window: 0.05).compactMap { point in point.frequency.map { (point.time, $0) } }
+        let first500 = try #require(track.first { $0.1.isClose(to: 500, within: 5) }?.0)
+        #expect((end - first500).isClose(to: 1.75, within: 0.06), "500 Hz from \(first500) s, end at \(end) s")
+        #expect(!track.contains { $0.1.isClose(to: 400, within: 5) }, "the part before 3.25 s was skipped")
+    }
+
+    @Test("volume and pan change the channel levels by the expected dB")
+    func volumeAndPan() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 1, level: -6)))
+        player.volume = 0.5
+        player.pan = 0.5
+        let audio = try await captured {
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        let region = try #require(audio.activeRegions().first)
+        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        // Volume 0.5 is −6.02 dB on both; pan 0.5 takes another −6.02 dB off the left.
+        #expect(audio.sineLevelDBFS(channel: 0, range: middle).isClose(to: -6 - 12.04, within: 0.5))
+        #expect(audio.sineLevelDBFS(channel: 1, range: middle).isClose(to: -6 - 6.02, within: 0.5))
+    }
+
+    @Test("a volume fade ramps smoothly to its target")
+    func fade() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 1.5, level: -6)))
+        let audio = try await captured {
+            player.play()
+            try await sleep(0.3)
+            player.setVolume(0.1, fadeDuration: 0.5)
+            try await waitUntilFinished(player)
+        }
+        let region = try #require(audio.activeRegions().first)
+        let before = audio.sineLevelDBFS(channel: 0, range: (region.start + 0.05)..<(region.start + 0.25))
+        let after = audio.sineLevelDBFS(channel: 0, range: (region.end - 0.4)..<(region.end - 0.05))
+        #expect(before.isClose(to: -6, within: 0.5))
+        #expect(after.isClose(to: -26, within: 0.7), "0.1 is −20 dB")
+        let levels = audio.frequencyTrack(window: 0.05, range: (region.start + 0.3)..<(region.end - 0.45)).map(\.rmsDBFS)
+        #expect(zip(levels, levels.dropFirst()).allSatisfy { $1 <= $0 + 0.3 }, "the fade only goes down: \(levels)")
+    }
+
+    @Test("rate 2 halves the duration at the same pitch")
+    func rate() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 2, level: -6)))
+        player.enableRate = true
+        player.rate = 2
+        let audio = try await captured {
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions(minGap: 0.05)
+        #expect(regions.count == 1, "\(regions)")
+        let region = try #require(regions.first { $0.duration > 0.5 })
+        #expect(region.duration.isClose(to: 1, within: 0.08), "\(region)")
+        let middle = (region.start + 0.2)..<(region.end - 0.2)
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: middle))
+        #expect(frequency.isClose(to: 1000, within: 5), "\(frequency) Hz; track: \(audio.frequencyTrack(window: 0.1))")
+    }
+
+    @Test("numberOfLoops n plays n + 1 times, seamlessly")
+    func loops() async throws {
+        let path = try TestSignals.write([.tone(frequency: 700, duration: 0.2), .silence(duration: 0.15)], name: "burst")
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: path))
+        player.numberOfLoops = 2
+        let audio = try await captured {
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 3, "\(regions)")
+        for gap in regions.gaps { #expect(gap.isClose(to: 0.15, within: 0.003), "\(regions.gaps)") }
+        for region in regions { #expect(region.duration.isClose(to: 0.2, within: 0.003)) }
+    }
+
+    @Test("two players started with play(atTime:) line up within 1 ms")
+    func playAtTime() async throws {
+        let path = try TestSignals.sine(frequency: 1000, duration: 0.5, channels: 1)
+        let left = try AudioPlayer(contentsOf: URL(fileURLWithPath: path))
+        let right = try AudioPlayer(contentsOf: URL(fileURLWithPath: path))
+        left.pan = -1
+        right.pan = 1
+        left.prepareToPlay()
+        right.prepareToPlay()
+        let audio = try await captured {
+            let start = left.deviceCurrentTime + 0.3
+            #expect(left.play(atTime: start))
+            try await sleep(0.05)
+            #expect(right.play(atTime: start))
+            try await waitUntilFinished(left)
+            try await waitUntilFinished(right)
+        }
+        let onsetLeft = try #require(audio.onset(channel: 0))
+        let onsetRight = try #require(audio.onset(channel: 1))
+        #expect(abs(onsetLeft - onsetRight) < 0.001, "left \(onsetLeft) s, right \(onsetRight) s")
+    }
+
+    @Test("meters read known levels within 1 dB")
+    func meters() async throws {
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 1.5, level: -12)))
+        player.isMeteringEnabled = true
+        player.pan = -0.5  // right at −6 dB more
+        _ = try await captured {
+            player.play()
+            try await sleep(1)
+            player.updateMeters()
+            player.stop()
+        }
+        // A sine's RMS is 3.01 dB under its peak.
+        #expect(Double(player.peakPower(forChannel: 0)).isClose(to: -12, within: 1))
+        #expect(Double(player.averagePower(forChannel: 0)).isClose(to: -15.01, within: 1))
+        #expect(Double(player.peakPower(forChannel: 1)).isClose(to: -18.02, within: 1))
+        #expect(Double(player.averagePower(forChannel: 1)).isClose(to: -21.03, within: 1))
+        #expect(player.averagePower(forChannel: 5) == -160)
+    }
+
+    @Test("finishing is reported through the delegate and the event stream")
+    func events() async throws {
+        final class Delegate: AudioPlayerDelegate {
+            let finished = Locked<[Bool]>([])
+            func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { finished.withLock { $0.append(flag) } }
+        }
+        let delegate = Delegate()
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.2)))
+        player.delegate = delegate
+        _ = try await captured {
+            player.play()
+            try await waitUntilFinished(player)
+        }
+        try await eventually("the delegate") { delegate.finished.value == [true] }
+        var iterator = player.events.makeAsyncIterator()
+        guard case .finished(successfully: true)? = await iterator.next() else {
+            Issue.record("expected finished(successfully: true)")
+            return
+        }
+    }
+
+    @Test("bad files give clear errors while another player keeps playing")
+    func badFiles() async throws {
+        let folder = try makeFolder("bad-files")
+        let empty = folder + "/empty.wav"
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        let random = folder + "/random.mp3"
+        _ = FileManager.default.createFile(atPath: random, contents: Data((0..<4096).map { _ in UInt8.random(in: 0...255) }))
+        let good = try Data(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 1)))
+        let truncated = folder + "/truncated.wav"
+        _ = FileManager.default.createFile(atPath: truncated, contents: good.prefix(good.count / 2))
+
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 600, duration: 1.5)))
+        let audio = try await captured {
+            player.play()
+            for (path, reason) in [(empty, "empty"), (random, random), (folder, "directory"), (folder + "/missing.wav", "no such file")] {
+                do {
+                    _ = try AudioPlayer(contentsOf: URL(fileURLWithPath: path))
+                    Issue.record("\(path) opened")
+                } catch {
+                    #expect("\(error)".contains(path) && "\(error)".contains(reason), "\(error)")
+                }
+            }
+            // A truncated file opens (its header is fine) and plays what it has, then
+            // reports the cut.
+            let cut = try AudioPlayer(contentsOf: URL(fileURLWithPath: truncated))
+            cut.volume = 0
+            cut.play()
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 1 && regions[0].duration.isClose(to: 1.5, within: 0.02), "\(regions)")
+    }
+
+    @Test("a missing device is a clear error, quickly, not a hang")
+    func missingDevice() async throws {
+        let engine = AudioEngine(configuration: .init(device: "earshot_no_such_device"))
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.2)), engine: engine)
+        let start = Date()
+        #expect(!player.play())
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(player.lastError?.description.contains("earshot_no_such_device") == true, "\(String(describing: player.lastError))")
+        #expect(!player.isPlaying)
+    }
+
+    @Test("the engine reports sound after silence and releases the device when idle")
+    func soundStartedAndIdle() async throws {
+        var configuration = AudioEngine.Configuration()
+        configuration.idleRelease = 0.3
+        let engine = AudioEngine(configuration: configuration)
+        let starts = Locked(0)
+        engine.onSoundStarted { starts.withLock { $0 += 1 } }
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.3)), engine: engine)
+        _ = try await captured {
+            #expect(player.play())
+            try await eventually("the sound-started event") { starts.value == 1 }
+            #expect(engine.isDeviceOpen)
+            try await waitUntilFinished(player)
+            try await eventually("the device to be released", timeout: 3) { !engine.isDeviceOpen }
+            let before = engine.deviceCurrentTime
+            try await sleep(0.1)
+            #expect(engine.deviceCurrentTime > before, "the clock runs on while released")
+            #expect(player.play())
+            try await eventually("a second sound-started event") { starts.value == 2 }
+            try await waitUntilFinished(player)
+        }
+        #expect(engine.underrunCount == 0)
+    }
+}

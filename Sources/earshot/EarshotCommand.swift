@@ -23,7 +23,7 @@ struct EarshotCommand: AsyncParsableCommand {
               playerctl -p earshot next
             """,
         version: "0.1.0",
-        subcommands: [Publish.self]
+        subcommands: [Play.self, Sound.self, Publish.self]
     )
 }
 

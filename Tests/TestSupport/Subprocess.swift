@@ -32,6 +32,9 @@ public final class Child: Sendable {
     private let process: Process
     private let out = OutputBuffer()
     private let err = OutputBuffer()
+    /// The read ends, kept so that their dispatch sources can be cancelled before the
+    /// descriptors close (a source left on a closed, reused descriptor crashes libdispatch).
+    private let readers: [FileHandle]
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         let process = Process()
@@ -45,15 +48,14 @@ public final class Child: Sendable {
         process.standardError = errPipe
         process.standardInput = FileHandle.nullDevice
         self.process = process
+        readers = [outPipe.fileHandleForReading, errPipe.fileHandleForReading]
         let out = self.out
         let err = self.err
-        outPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            out.append(data)
-        }
-        errPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            err.append(data)
+        for (pipe, buffer) in [(outPipe, out), (errPipe, err)] {
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil } else { buffer.append(data) }
+            }
         }
         try launch(process)
     }
@@ -97,6 +99,7 @@ public final class Child: Sendable {
 
     deinit {
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        for reader in readers { reader.readabilityHandler = nil }
     }
 }
 

@@ -1,0 +1,29 @@
+import Earshot
+import Foundation
+
+/// Decodes a whole file to memory with `AudioFile.readAll()`, `--repeat` times.
+func runDecode(_ options: Options) {
+    guard options.positional.count == 1 else { fail("decode takes one FILE") }
+    let path = options.positional[0]
+    for _ in 0..<options.int("repeat", 1) {
+        let cpu0 = processCPU()
+        let t0 = monotonic()
+        let samples: [Float]
+        let channels: Int
+        do {
+            let file = try AudioFile(contentsOf: path)
+            channels = file.format.channelCount
+            samples = try file.readAll()
+        } catch {
+            fail("decode: \(error)")
+        }
+        let seconds = monotonic() - t0
+        let cpu1 = processCPU()
+        let frames = samples.count / max(1, channels)
+        // Touch the result so that the decode cannot be optimised away.
+        var peak: Float = 0
+        for i in stride(from: 0, to: samples.count, by: 997) { peak = max(peak, abs(samples[i])) }
+        emit("decode frames=\(frames) channels=\(channels) seconds=\(format(seconds)) fps=\(format(Double(frames) / seconds, 0)) "
+            + "cpu=\(format(cpu1.user + cpu1.system - cpu0.user - cpu0.system)) peak=\(format(Double(peak), 3))")
+    }
+}

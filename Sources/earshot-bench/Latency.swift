@@ -1,0 +1,64 @@
+import Earshot
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Start-latency stimulus: plays FILE as a SystemSound and as a prepared AudioPlayer, each with
+/// the device released (cold) and open (warm), and prints the CLOCK_MONOTONIC time of each
+/// play() call. The capture side (bench/audio) finds the first non-silent frame after it.
+func runLatency(_ options: Options) {
+    guard options.positional.count == 1 else { fail("latency takes one FILE") }
+    let url = URL(fileURLWithPath: options.positional[0])
+    let cycles = options.int("cycles", 3)
+    let warmGap = options.double("warm-gap", 0.4)
+    let settle = options.double("cold-gap", 0.3)  // after the engine has released the device
+    let engine = AudioEngine.shared
+
+    let sound: SystemSound
+    let player: AudioPlayer
+    do {
+        sound = try SystemSound(contentsOf: url)
+        player = try AudioPlayer(contentsOf: url)
+    } catch {
+        fail("latency: \(error)")
+    }
+    player.prepareToPlay()
+
+    func waitQuiet() {
+        let deadline = monotonic() + 10
+        while (sound.isPlaying || player.isPlaying) && monotonic() < deadline { usleep(2000) }
+    }
+    func waitReleased() {
+        // The engine releases the device `idleRelease` seconds after the last sound.
+        let deadline = monotonic() + engine.configuration.idleRelease + 5
+        while engine.isDeviceOpen && monotonic() < deadline { usleep(10_000) }
+        usleep(UInt32(settle * 1e6))
+    }
+    func play(_ kind: String) {
+        let state = engine.isDeviceOpen ? "warm" : "cold"
+        let t = monotonic()
+        var ok = true
+        if kind == "player" {
+            ok = player.play()
+        } else {
+            do { try sound.play() } catch { ok = false }
+        }
+        let returned = monotonic()
+        emit("play kind=\(kind) state=\(state) t=\(format(t)) call_ms=\(format((returned - t) * 1000, 3)) ok=\(ok ? 1 : 0)")
+        waitQuiet()
+    }
+
+    // The process's first device open loads and connects ALSA's pulse plugin: not repeated later.
+    play("warmup")
+    for _ in 0..<cycles {
+        for kind in ["system", "player"] {
+            waitReleased()
+            play(kind)
+            usleep(UInt32(warmGap * 1e6))
+            play(kind)
+        }
+    }
+    emit("done underruns=\(engine.underrunCount)")
+}

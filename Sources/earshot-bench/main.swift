@@ -1,0 +1,34 @@
+// earshot-bench: the in-process audio measurements behind bench/audio.
+//
+//   earshot-bench decode FILE [--repeat N]
+//       Opens FILE with AudioFile and decodes all of it to memory (readAll); one line per repeat:
+//       `decode frames=… seconds=… fps=… cpu=…` (seconds = open + readAll, CLOCK_MONOTONIC).
+//   earshot-bench players FILE… [--count N] [--seconds S] [--volume V]
+//       N AudioPlayers (files cycled) play at once for S seconds; prints the process CPU over the
+//       playing window, underruns, dropouts and each engine thread's CPU.
+//   earshot-bench latency FILE [--cycles K] [--cold-gap S] [--warm-gap S]
+//       Plays FILE as a SystemSound and as a prepared AudioPlayer, alternately, with the device
+//       released (cold: after more than the engine's idle release) and open (warm); prints
+//       `play kind=… state=… t=MONOTONIC` just before each play() call, flushed at once.
+//
+// Every line is `key=value` pairs after a leading word, for bench/audio to parse.
+
+import Earshot
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else { usage(exitCode: 2) }
+arguments.removeFirst()
+
+switch command {
+case "decode": runDecode(Options(arguments))
+case "players": runPlayers(Options(arguments))
+case "latency": runLatency(Options(arguments))
+case "-h", "--help", "help": usage(exitCode: 0)
+default: usage(exitCode: 2)
+}
+exit(0)

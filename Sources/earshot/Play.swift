@@ -1,0 +1,117 @@
+import ArgumentParser
+import Earshot
+import Foundation
+
+/// `earshot play`: plays files as a queue, published on MPRIS and controlled from the
+/// keyboard, media keys and playerctl.
+struct Play: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play audio files as a queue, controllable over MPRIS.",
+        discussion: """
+            Plays FILE… in order (WAV, AIFF, CAF with ALAC, FLAC, Ogg Vorbis, Opus, MP3) \
+            through ALSA's default device, and publishes the queue as \
+            org.mpris.MediaPlayer2.NAME so that media keys, playerctl and desktop widgets \
+            control it. Without a session bus it plays anyway, without MPRIS.
+
+            On a terminal it shows a live line (title, elapsed / duration, level meter) and \
+            reads keys: space pause/play, ← → seek 5 s, n next, p previous, q quit. \
+            Otherwise it prints a line per event.
+
+            EXIT STATUS: 0 when the queue played out or was quit; 1 when a file cannot be \
+            played (the message names the file and the reason) or the device cannot be opened.
+            """
+    )
+
+    @OptionGroup var busOptions: BusOptions
+
+    @Argument(help: ArgumentHelp("The files to play, in order.", valueName: "FILE"))
+    var files: [String]
+
+    @Option(help: ArgumentHelp("The MPRIS name suffix: the player is org.mpris.MediaPlayer2.NAME.", valueName: "NAME"))
+    var name: String = "earshot"
+
+    @Option(help: ArgumentHelp("The ALSA device to play to (default: EARSHOT_AUDIO_DEVICE, or \"default\").", valueName: "DEVICE"))
+    var device: String?
+
+    @Option(help: ArgumentHelp("The volume, 0 to 1.", valueName: "LEVEL"))
+    var volume: Float = 1
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one FILE to play") }
+        guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1, not \(volume)") }
+    }
+
+    func run() async throws {
+        if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        let queue: QueuePlayer
+        do {
+            queue = try QueuePlayer(urls: files.map { URL(fileURLWithPath: $0) })
+        } catch {
+            fail("earshot play: \(error)")
+        }
+        queue.volume = volume
+
+        let commands = RemoteCommandCenter()
+        let nowPlaying = NowPlayingInfoCenter()
+        queue.connect(to: nowPlaying, commands: commands)
+        let quit = QuitSignal()
+        commands.quitCommand.addTarget { _ in quit.fire(); return .success }
+        commands.raiseCommand.addTarget { _ in .success }
+
+        var mpris: MPRISPlayer?
+        var connection: DBusConnection?
+        do {
+            let bus = try DBusConnection(busOptions.bus)
+            var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
+            configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/mpeg", "audio/x-caf"]
+            let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands, nowPlayingInfoCenter: nowPlaying)
+            try await player.publish()
+            (mpris, connection) = (player, bus)
+        } catch {
+            note("earshot play: not published on MPRIS (\(error))")
+        }
+
+        let display = PlayDisplay(queue: queue, interactive: isatty(1) == 1 && isatty(0) == 1)
+        queue.play()
+        if let error = queue.lastError { fail("earshot play: \(error)") }
+        let started = Date()
+        await display.run(until: quit)
+        let played = Date().timeIntervalSince(started)
+        display.finish()
+        if !display.interactive {
+            say(String(format: "played %d item%@ in %.1f s (%d underruns)", display.itemsStarted, display.itemsStarted == 1 ? "" : "s",
+                       played, AudioEngine.shared.underrunCount))
+        }
+        mpris?.unpublish()
+        await connection?.flush()
+    }
+
+}
+
+/// A one-shot flag set by a quit command, a key or a signal.
+final class QuitSignal: Sendable {
+    private let flag = Locked(false)
+    func fire() { flag.set(true) }
+    var fired: Bool { flag.get() }
+}
+
+/// A tiny lock-protected value for the command-line tool.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.withLock { value } }
+    func set(_ new: Value) { lock.withLock { value = new } }
+    func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}
+
+/// Writes a line to standard error.
+func note(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Writes a message to standard error and exits with status 1.
+func fail(_ message: String) -> Never {
+    note(message)
+    exit(1)
+}

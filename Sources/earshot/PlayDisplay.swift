@@ -1,0 +1,120 @@
+import Earshot
+import Foundation
+
+/// What `earshot play` shows: a live status line and keys on a terminal, or one line per
+/// event otherwise.
+final class PlayDisplay: @unchecked Sendable {
+    let queue: QueuePlayer
+    let interactive: Bool
+    private(set) var itemsStarted = 0
+    private var savedTerminal = termios()
+
+    init(queue: QueuePlayer, interactive: Bool) {
+        self.queue = queue
+        self.interactive = interactive
+    }
+
+    /// Runs until the queue runs out, `quit` fires, or SIGINT/SIGTERM arrives.
+    func run(until quit: QuitSignal) async {
+        for signo in [SIGINT, SIGTERM] {
+            signal(signo, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signo)
+            source.setEventHandler { quit.fire() }
+            source.resume()
+            sources.append(source)
+        }
+        if interactive { startKeyboard(quit) }
+        let events = Task { [queue] in
+            for await event in queue.events { self.handle(event) }
+        }
+        while !quit.fired && queue.currentItem != nil {
+            if interactive { drawStatus() }
+            try? await Task.sleep(for: .milliseconds(interactive ? 100 : 50))
+        }
+        events.cancel()
+        queue.stop()
+    }
+
+    private var sources: [DispatchSourceSignal] = []
+
+    func finish() {
+        if interactive {
+            FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
+            var saved = savedTerminal
+            tcsetattr(0, TCSANOW, &saved)
+        }
+    }
+
+    private func handle(_ event: QueuePlayer.Event) {
+        switch event {
+        case .currentItemChanged(let item?): announce(item)
+        case .currentItemChanged(nil): break
+        case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
+        case .itemFailed(let item, let reason): note("earshot play: skipped \(item.url.path): \(reason)")
+        }
+    }
+
+    private func announce(_ item: QueuePlayer.Item) {
+        itemsStarted += 1
+        let position = (queue.currentIndex.map { $0 + 1 } ?? 0, queue.items.count)
+        let artist = item.artist.map { " — \($0)" } ?? ""
+        let line = "playing \(position.0)/\(position.1): \(item.title)\(artist) (\(clock(item.duration)))"
+        if interactive {
+            FileHandle.standardOutput.write(Data("\r\u{1B}[K\(line)\n".utf8))
+        } else {
+            say(line)
+        }
+    }
+
+    private func drawStatus() {
+        guard let item = queue.currentItem else { return }
+        let level = queue.averagePower()
+        let meter = bar(max(level.left, level.right))
+        let state = queue.isPlaying ? "▶" : "⏸"
+        let line = "\r\u{1B}[K\(state) \(item.title)  \(clock(queue.currentTime)) / \(clock(item.duration))  \(meter)"
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+
+    /// A 20-cell meter over −60…0 dBFS.
+    private func bar(_ decibels: Float) -> String {
+        let cells = Int(((max(-60, min(0, decibels)) + 60) / 60 * 20).rounded())
+        return "[" + String(repeating: "#", count: cells) + String(repeating: "-", count: 20 - cells) + "]"
+    }
+
+    private func clock(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds.isFinite ? seconds : 0))
+        return String(format: "%d:%02d", total / 60, total % 60)
+    }
+
+    /// Raw keys: space, ← →, n, p, q.
+    private func startKeyboard(_ quit: QuitSignal) {
+        tcgetattr(0, &savedTerminal)
+        var raw = savedTerminal
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(0, TCSANOW, &raw)
+        let queue = self.queue
+        Thread.detachNewThread {
+            var escape: [UInt8] = []
+            while !quit.fired {
+                var byte: UInt8 = 0
+                guard read(0, &byte, 1) == 1 else { return }
+                if !escape.isEmpty || byte == 0x1B {
+                    escape.append(byte)
+                    if escape.count == 3 {
+                        if escape == [0x1B, 0x5B, 0x43] { queue.currentTime += 5 }
+                        if escape == [0x1B, 0x5B, 0x44] { queue.currentTime -= 5 }
+                        escape = []
+                    }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: " "): if queue.isPlaying { queue.pause() } else { queue.play() }
+                case UInt8(ascii: "n"): queue.advanceToNextItem()
+                case UInt8(ascii: "p"): queue.goToPreviousItem()
+                case UInt8(ascii: "q"): quit.fire()
+                default: break
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Earshot
+import Foundation
+
+/// `earshot sound`: plays a system sound and waits for it to end.
+struct Sound: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a system sound by freedesktop event name or from a file.",
+        discussion: """
+            NAME is looked up in the sound theme (XDG Sound Theme specification: \
+            $XDG_DATA_HOME/sounds, then $XDG_DATA_DIRS/sounds, theme inheritance, \
+            locale folders, .oga/.ogg/.wav), for example bell, complete, \
+            message-new-instant, dialog-warning. A path to a file plays that file.
+
+            EXIT STATUS: 0 when the sound played; 1 when it cannot be found, decoded or played.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("A sound-theme event name, or a sound file.", valueName: "NAME|FILE"))
+    var sound: String
+
+    @Option(help: ArgumentHelp("The sound theme to look NAME up in.", valueName: "THEME"))
+    var theme: String = "freedesktop"
+
+    @Option(help: ArgumentHelp("The ALSA device to play to.", valueName: "DEVICE"))
+    var device: String?
+
+    func run() async throws {
+        if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        let isFile = sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        let systemSound: SystemSound
+        do {
+            systemSound = isFile
+                ? try SystemSound(contentsOf: URL(fileURLWithPath: sound))
+                : try SystemSound(named: sound, theme: SoundTheme(name: theme))
+        } catch {
+            fail("earshot sound: \(error)")
+        }
+        let done = QuitSignal()
+        do {
+            try systemSound.play { done.fire() }
+        } catch {
+            fail("earshot sound: \(error)")
+        }
+        while !done.fired { try await Task.sleep(for: .milliseconds(5)) }
+        say(String(format: "played %@ (%@, %.2f s)", sound, systemSound.path, systemSound.duration))
+    }
+}

@@ -43,6 +43,7 @@ public final class QueuePlayer: Sendable {
         var wantsToPlay = false
         var nowPlaying: NowPlayingInfoCenter?
         var lastError: AudioEngineError?
+        var itemsChanged: (@Sendable () -> Void)?
 
         /// Forgets the prepared next item, unlinking it from the current player first so
         /// that the engine never starts a player that is gone.
@@ -94,8 +95,8 @@ public final class QueuePlayer: Sendable {
 
     public var currentIndex: Int? { state.withLock { $0.index } }
 
-    /// Inserts a file after `item` (or at the end).
-    public func insert(_ url: URL, after item: Item? = nil) throws -> Item {
+    /// Inserts a file after `item` (or at the end, or at the start with `atStart`).
+    public func insert(_ url: URL, after item: Item? = nil, atStart: Bool = false) throws -> Item {
         let inspected = try QueuePlayer.inspect(url)
         let inserted = state.withLock { s in
             let new = Item(id: s.nextID, url: url, title: inspected.title, artist: inspected.artist, album: inspected.album, duration: inspected.duration)
@@ -103,6 +104,9 @@ public final class QueuePlayer: Sendable {
             if let item, let at = s.items.firstIndex(of: item) {
                 s.items.insert(new, at: at + 1)
                 if let index = s.index, index > at { s.index = index + 1 }
+            } else if atStart {
+                s.items.insert(new, at: 0)
+                if let index = s.index { s.index = index + 1 }
             } else {
                 s.items.append(new)
             }
@@ -272,7 +276,7 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Loads item `index` (nil: the queue ran out), playing it if the queue plays.
-    private func load(index: Int?, reason: String?) {
+    func load(index: Int?, reason: String?) {
         state.withLock { $0.player }?.cancelQueuedSuccessor()
         let (old, item, prepared, play, volume, rate, loops) = state.withLock { s in
             let old = s.player
@@ -400,6 +404,11 @@ public final class QueuePlayer: Sendable {
             self?.shuffleMode = event.shuffleMode
             return .success
         }
+        commands.openURICommand.addTarget { [weak self] event in
+            guard let self else { return .commandFailed }
+            // Opening a file plays it next, now.
+            return self.addTrack(uri: event.uri, after: self.currentItem.map { "\($0.id)" }, setAsCurrent: true)
+        }
         commands.changeVolumeCommand.addTarget { [weak self] event in
             self?.volume = Float(min(1, event.volume))
             return .success
@@ -407,8 +416,15 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Calls `handler` after the queue or its state changes (for
+    /// ``MPRISPlayer/trackListChanged()``).
+    public func onChange(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.itemsChanged = handler }
+    }
+
     /// Writes the queue's state into the now-playing center.
     func publish() {
+        defer { state.withLock { $0.itemsChanged }?() }
         let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode, s.wantsToPlay)
         }

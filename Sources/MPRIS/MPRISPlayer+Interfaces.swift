@@ -20,7 +20,7 @@ extension MPRISPlayer {
             properties: [
                 property("CanQuit", .boolean) { .boolean($0.commands.quitCommand.isAvailable) },
                 property("CanRaise", .boolean) { .boolean($0.commands.raiseCommand.isAvailable) },
-                property("HasTrackList", .boolean) { _ in .boolean(false) },
+                property("HasTrackList", .boolean) { .boolean($0.trackList != nil) },
                 property("Identity", .string) { $0.rootSnapshot()["Identity"]! },
                 property("SupportedUriSchemes", .array(.string)) { $0.rootSnapshot()["SupportedUriSchemes"]! },
                 property("SupportedMimeTypes", .array(.string)) { $0.rootSnapshot()["SupportedMimeTypes"]! },
@@ -83,7 +83,7 @@ extension MPRISPlayer {
 
     // MARK: Declaration helpers
 
-    private func property(
+    func property(
         _ name: String, _ type: DBusType, changeSignal: DBusProperty.ChangeSignal = .true,
         get: @escaping @Sendable (MPRISPlayer) -> DBusValue,
         set: (@Sendable (MPRISPlayer, DBusValue) throws -> Void)? = nil
@@ -169,6 +169,15 @@ extension MPRISPlayer {
     }
 
     func openURI(_ uri: String) throws(DBusError) {
+        try checkSupported(uri: uri)
+        guard commands.openURICommand.isAvailable else {
+            throw .notSupported("\(configuration.identity) does not open URIs")
+        }
+        try deliver(commands.openURICommand.perform(OpenURICommandEvent(uri: uri)), "OpenUri")
+    }
+
+    /// Checks that `uri` has a scheme, and one of ``MPRISConfiguration/supportedURISchemes``.
+    func checkSupported(uri: String) throws(DBusError) {
         guard let colon = uri.firstIndex(of: ":"), colon != uri.startIndex else {
             throw .invalidArgs("“\(uri)” is not a URI: it has no scheme")
         }
@@ -180,10 +189,6 @@ extension MPRISPlayer {
             let supported = configuration.supportedURISchemes.isEmpty ? "none" : configuration.supportedURISchemes.joined(separator: ", ")
             throw .notSupported("\(configuration.identity) cannot open “\(uri)”: scheme “\(scheme)” is not supported (supported: \(supported))")
         }
-        guard commands.openURICommand.isAvailable else {
-            throw .notSupported("\(configuration.identity) does not open URIs")
-        }
-        try deliver(commands.openURICommand.perform(OpenURICommandEvent(uri: uri)), "OpenUri")
     }
 
     func setRate(_ value: DBusValue) throws(DBusError) {

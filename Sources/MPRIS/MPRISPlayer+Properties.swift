@@ -71,14 +71,19 @@ extension MPRISPlayer {
     /// The current item's track id, under the app's prefix.
     var currentTrackID: ObjectPath {
         guard let info = nowPlaying.nowPlayingInfo else { return MPRISPlayer.noTrack }
-        return configuration.trackIDPrefix.appending(escaped: info.trackID ?? "item\(nowPlaying.itemNumber)")
+        return trackPath(info.trackID ?? "item\(nowPlaying.itemNumber)")
     }
 
     /// `Metadata`: empty when nothing is loaded; otherwise only the keys that have values.
     var metadata: DBusValue {
         guard let info = nowPlaying.nowPlayingInfo else { return .vardict([:]) }
-        var entries: [String: DBusValue] = ["mpris:trackid": .objectPath(currentTrackID)]
-        if let length = durationMicroseconds { entries["mpris:length"] = .int64(length) }
+        return metadata(for: info, trackID: currentTrackID)
+    }
+
+    /// The `a{sv}` metadata of one item.
+    func metadata(for info: NowPlayingInfo, trackID: ObjectPath) -> DBusValue {
+        var entries: [String: DBusValue] = ["mpris:trackid": .objectPath(trackID)]
+        if let duration = info.duration { entries["mpris:length"] = .int64(Int64(clampingSeconds: duration)) }
         if let art = info.artworkPath { entries["mpris:artUrl"] = .string(FileURI.encode(path: art)) }
         if let title = info.title { entries["xesam:title"] = .string(title) }
         if !info.artists.isEmpty { entries["xesam:artist"] = .strings(info.artists) }
@@ -87,8 +92,12 @@ extension MPRISPlayer {
         if !info.genres.isEmpty { entries["xesam:genre"] = .strings(info.genres) }
         if let n = info.trackNumber { entries["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
         if let n = info.discNumber { entries["xesam:discNumber"] = .int32(Int32(clamping: n)) }
-        let sanitized = entries.mapValues(\.withoutNUL)
-        return .vardict(sanitized)
+        return .vardict(entries.mapValues(\.withoutNUL))
+    }
+
+    /// The MPRIS track id of an item with the app's `trackID`.
+    func trackPath(_ trackID: String) -> ObjectPath {
+        configuration.trackIDPrefix.appending(escaped: trackID)
     }
 
     /// The values of the Player properties that emit PropertiesChanged.
@@ -116,7 +125,7 @@ extension MPRISPlayer {
         var values: [String: DBusValue] = [
             "CanQuit": .boolean(commands.quitCommand.isAvailable),
             "CanRaise": .boolean(commands.raiseCommand.isAvailable),
-            "HasTrackList": .boolean(false),
+            "HasTrackList": .boolean(trackList != nil),
             "Identity": .string(configuration.identity),
             "SupportedUriSchemes": .strings(configuration.supportedURISchemes),
             "SupportedMimeTypes": .strings(configuration.supportedMIMETypes),

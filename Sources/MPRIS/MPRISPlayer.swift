@@ -19,6 +19,9 @@ public final class MPRISPlayer: Sendable {
     public let connection: DBusConnection
     let commands: RemoteCommandCenter
     let nowPlaying: NowPlayingInfoCenter
+    /// The queue behind `org.mpris.MediaPlayer2.TrackList`, if the player has one.
+    public let trackList: (any TrackListSource)?
+    let trackListState = Mutex<(object: DBusExportedObject?, last: (paths: [ObjectPath], metadata: [ObjectPath: DBusValue]))>((nil, ([], [:])))
 
     private struct State {
         var object: DBusExportedObject?
@@ -28,21 +31,28 @@ public final class MPRISPlayer: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Exports the player object. Call ``publish()`` to take the bus name.
+    /// Exports the player object (with `TrackList` when `trackList` is given). Call
+    /// ``publish()`` to take the bus name.
     ///
     /// - Throws: ``DBusError`` `InvalidArgs` for an invalid configuration, or when an
     ///   object is already exported at `/org/mpris/MediaPlayer2` on this connection.
     public init(
         connection: DBusConnection, configuration: MPRISConfiguration,
-        commandCenter: RemoteCommandCenter = .shared, nowPlayingInfoCenter: NowPlayingInfoCenter = .default
+        commandCenter: RemoteCommandCenter = .shared, nowPlayingInfoCenter: NowPlayingInfoCenter = .default,
+        trackList: (any TrackListSource)? = nil
     ) throws(DBusError) {
         try configuration.validate()
         self.configuration = configuration
         self.connection = connection
         self.commands = commandCenter
         self.nowPlaying = nowPlayingInfoCenter
+        self.trackList = trackList
 
-        let object = try connection.export([rootInterfaceDeclaration(), playerInterfaceDeclaration()], at: MPRISPlayer.objectPath)
+        var interfaces = [rootInterfaceDeclaration(), playerInterfaceDeclaration()]
+        if trackList != nil { interfaces.append(trackListInterfaceDeclaration()) }
+        let object = try connection.export(interfaces, at: MPRISPlayer.objectPath)
+        if trackList != nil { trackListState.withLock { $0.object = object } }
+        trackListChanged()
         let observations = [
             nowPlayingInfoCenter.observe { [weak self] change in self?.nowPlayingChanged(change) },
             commandCenter.observe { [weak self] in self?.scheduleFlush() },

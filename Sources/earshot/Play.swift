@@ -64,7 +64,10 @@ struct Play: AsyncParsableCommand {
             let bus = try DBusConnection(busOptions.bus)
             var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
             configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/mpeg", "audio/x-caf"]
-            let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands, nowPlayingInfoCenter: nowPlaying)
+            configuration.supportedURISchemes = ["file"]
+            let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
+                                         nowPlayingInfoCenter: nowPlaying, trackList: queue)
+            queue.onChange { [weak player] in player?.trackListChanged() }
             try await player.publish()
             (mpris, connection) = (player, bus)
         } catch {

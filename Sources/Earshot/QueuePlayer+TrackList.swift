@@ -1,0 +1,38 @@
+public import MPRIS
+import Foundation
+
+/// A queue is an MPRIS track list: clients list its items, go to one, add files and remove
+/// items.
+extension QueuePlayer: TrackListSource {
+    public var trackListItems: [NowPlayingInfo] {
+        items.map { item in
+            var info = NowPlayingInfo(title: item.title, artists: item.artist.map { [$0] } ?? [], album: item.album,
+                                      duration: item.duration, playbackState: .paused)
+            info.trackID = "\(item.id)"
+            return info
+        }
+    }
+
+    public var canEditTracks: Bool { true }
+
+    public func goTo(_ trackID: String) -> RemoteCommandHandlerStatus {
+        guard let index = items.firstIndex(where: { "\($0.id)" == trackID }) else { return .noSuchContent }
+        load(index: index, reason: nil)
+        return .success
+    }
+
+    /// Adds a local file (`file://` URIs only).
+    public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
+        guard let url = URL(string: uri), url.isFileURL else { return .noSuchContent }
+        let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
+        guard let item = try? insert(url, after: after, atStart: trackID == nil) else { return .noSuchContent }
+        if setAsCurrent { return goTo("\(item.id)") }
+        return .success
+    }
+
+    public func removeTrack(_ trackID: String) -> RemoteCommandHandlerStatus {
+        guard let item = items.first(where: { "\($0.id)" == trackID }) else { return .noSuchContent }
+        remove(item)
+        return .success
+    }
+}

@@ -1,0 +1,124 @@
+import DBus
+
+/// `org.mpris.MediaPlayer2.TrackList`, exported when the player has a ``TrackListSource``.
+extension MPRISPlayer {
+    public static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
+
+    func trackListInterfaceDeclaration() -> DBusInterface {
+        DBusInterface(
+            MPRISPlayer.trackListInterface,
+            methods: [
+                DBusMethod("GetTracksMetadata", inputs: [.init("TrackIds", .array(.objectPath))],
+                           outputs: [.init("Metadata", .array(.dictionary(key: .string, value: .variant)))]) { [weak self] call in
+                    guard let self, let ids = call.arguments[0].elements?.compactMap(\.objectPath) else { return [.array(.dictionary(key: .string, value: .variant), [])] }
+                    return [.array(.dictionary(key: .string, value: .variant), self.tracksMetadata(ids))]
+                },
+                DBusMethod("AddTrack", inputs: [.init("Uri", .string), .init("AfterTrack", .objectPath), .init("SetAsCurrent", .boolean)]) { [weak self] call in
+                    guard let self, let uri = call.arguments[0].string, let after = call.arguments[1].objectPath,
+                          let current = call.arguments[2].bool else { return [] }
+                    try self.addTrack(uri: uri, after: after, setAsCurrent: current)
+                    return []
+                },
+                DBusMethod("RemoveTrack", inputs: [.init("TrackId", .objectPath)]) { [weak self] call in
+                    guard let self, let track = call.arguments[0].objectPath else { return [] }
+                    try self.editTrack(track, "RemoveTrack") { source, id in source.removeTrack(id) }
+                    return []
+                },
+                DBusMethod("GoTo", inputs: [.init("TrackId", .objectPath)]) { [weak self] call in
+                    guard let self, let track = call.arguments[0].objectPath, let source = self.trackList,
+                          let id = self.appTrackID(track) else { return [] }
+                    try self.deliver(source.goTo(id), "GoTo")
+                    return []
+                },
+            ],
+            properties: [
+                property("Tracks", .array(.objectPath), changeSignal: .invalidates) { .array(.objectPath, $0.trackPaths().map(DBusValue.objectPath)) },
+                property("CanEditTracks", .boolean) { .boolean($0.trackList?.canEditTracks ?? false) },
+            ],
+            signals: [
+                DBusSignalDeclaration("TrackListReplaced", arguments: [.init("Tracks", .array(.objectPath)), .init("CurrentTrack", .objectPath)]),
+                DBusSignalDeclaration("TrackAdded", arguments: [.init("Metadata", .dictionary(key: .string, value: .variant)), .init("AfterTrack", .objectPath)]),
+                DBusSignalDeclaration("TrackRemoved", arguments: [.init("TrackId", .objectPath)]),
+                DBusSignalDeclaration("TrackMetadataChanged", arguments: [.init("TrackId", .objectPath), .init("Metadata", .dictionary(key: .string, value: .variant))]),
+            ]
+        )
+    }
+
+    func trackPaths() -> [ObjectPath] {
+        (trackList?.trackListItems ?? []).map { trackPath($0.trackID ?? "") }
+    }
+
+    /// The app's id for an MPRIS track id, if it names an item of the list.
+    func appTrackID(_ path: ObjectPath) -> String? {
+        trackList?.trackListItems.first { trackPath($0.trackID ?? "") == path }?.trackID
+    }
+
+    /// Metadata for the known ids, in the order asked; unknown ids are skipped.
+    func tracksMetadata(_ ids: [ObjectPath]) -> [DBusValue] {
+        let items = trackList?.trackListItems ?? []
+        var byPath: [ObjectPath: NowPlayingInfo] = [:]
+        for item in items { byPath[trackPath(item.trackID ?? "")] = item }
+        return ids.compactMap { id in byPath[id].map { metadata(for: $0, trackID: id) } }
+    }
+
+    /// `AddTrack`: the URI scheme must be supported; `AfterTrack` is NoTrack (insert at the
+    /// start) or an item of the list. Without `CanEditTracks` it does nothing.
+    func addTrack(uri: String, after: ObjectPath, setAsCurrent: Bool) throws(DBusError) {
+        guard let source = trackList, source.canEditTracks else { return }
+        try checkSupported(uri: uri)
+        var afterID: String?
+        if after != MPRISPlayer.noTrack {
+            guard let id = appTrackID(after) else {
+                throw .invalidArgs("AfterTrack \(after) is not in the track list")
+            }
+            afterID = id
+        }
+        try deliver(source.addTrack(uri: uri, after: afterID, setAsCurrent: setAsCurrent), "AddTrack")
+    }
+
+    private func editTrack(_ track: ObjectPath, _ what: String, _ body: (TrackListSource, String) -> RemoteCommandHandlerStatus) throws(DBusError) {
+        guard let source = trackList, source.canEditTracks, let id = appTrackID(track) else { return }
+        try deliver(body(source, id), what)
+    }
+
+    /// Tells clients how the list changed since the last call: one TrackAdded or
+    /// TrackRemoved when a single item came or went, TrackMetadataChanged for items whose
+    /// metadata changed, TrackListReplaced otherwise; and `Tracks` invalidated.
+    public func trackListChanged() {
+        guard trackList != nil else { return }
+        let items = trackList?.trackListItems ?? []
+        let paths = items.map { trackPath($0.trackID ?? "") }
+        let metadata = Dictionary(zip(paths, items.map { self.metadata(for: $0, trackID: trackPath($0.trackID ?? "")) }),
+                                  uniquingKeysWith: { first, _ in first })
+        let (object, previous) = trackListState.withLock { state -> (DBusExportedObject?, (paths: [ObjectPath], metadata: [ObjectPath: DBusValue])) in
+            defer { state.last = (paths, metadata) }
+            return (state.object, state.last)
+        }
+        guard let object else { return }
+        let interface = MPRISPlayer.trackListInterface
+        if paths != previous.paths {
+            try? object.emitPropertiesChanged(interface: interface, changed: [:], invalidated: ["Tracks"])
+        }
+        if let added = MPRISPlayer.singleInsertion(paths, into: previous.paths) {
+            let after = added == 0 ? MPRISPlayer.noTrack : paths[added - 1]
+            try? object.emit("TrackAdded", interface: interface, [metadata[paths[added]]!, .objectPath(after)])
+        } else if let removed = MPRISPlayer.singleInsertion(previous.paths, into: paths) {
+            try? object.emit("TrackRemoved", interface: interface, [.objectPath(previous.paths[removed])])
+        } else if paths != previous.paths {
+            try? object.emit("TrackListReplaced", interface: interface,
+                             [.array(.objectPath, paths.map(DBusValue.objectPath)), .objectPath(isLoaded ? currentTrackID : MPRISPlayer.noTrack)])
+        } else {
+            for path in paths where previous.metadata[path] != metadata[path] {
+                try? object.emit("TrackMetadataChanged", interface: interface, [.objectPath(path), metadata[path]!])
+            }
+        }
+    }
+
+    /// Where `longer` holds one element more than `shorter`, if that is the only difference.
+    static func singleInsertion(_ longer: [ObjectPath], into shorter: [ObjectPath]) -> Int? {
+        guard longer.count == shorter.count + 1 else { return nil }
+        var index = 0
+        while index < shorter.count, longer[index] == shorter[index] { index += 1 }
+        return Array(longer[(index + 1)...]) == Array(shorter[index...]) ? index : nil
+    }
+}

@@ -1,0 +1,17 @@
+/// A queue as MPRIS `org.mpris.MediaPlayer2.TrackList` shows it.
+///
+/// The app's queue (``QueuePlayer`` in Earshot) implements it; ``MPRISPlayer`` exports the
+/// interface when given one, and the app calls ``MPRISPlayer/trackListChanged()`` after
+/// the queue changes. Track ids are the app's own (``NowPlayingInfo/trackID``); MPRIS
+/// sees them escaped under the app's track-id prefix, the same ids `Metadata` uses.
+public protocol TrackListSource: AnyObject, Sendable {
+    /// The items in order, each with its ``NowPlayingInfo/trackID`` set.
+    var trackListItems: [NowPlayingInfo] { get }
+    /// Whether ``addTrack(uri:after:setAsCurrent:)`` and ``removeTrack(_:)`` work.
+    var canEditTracks: Bool { get }
+    /// Makes the item with `trackID` the current one.
+    func goTo(_ trackID: String) -> RemoteCommandHandlerStatus
+    /// Inserts `uri` after the item `trackID` (at the start when nil).
+    func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus
+    func removeTrack(_ trackID: String) -> RemoteCommandHandlerStatus
+}

@@ -1,0 +1,50 @@
+extension SessionPolicy {
+    /// Something that happened to a session or to the system, as the arbiter saw it.
+    ///
+    /// Time comes in as ticks of a monotonic clock the arbiter reads when the event
+    /// arrives; the policy never reads a clock.
+    public enum Event: Sendable, Hashable {
+        /// A process opened its session (`AVAudioSession.sharedInstance()`): category
+        /// `soloAmbient`, inactive. Rejected if the identifier is already registered.
+        case register(SessionID, appName: String, tick: UInt64)
+        /// The process is gone (NameOwnerChanged) or unregistered: the interruptions it
+        /// caused end with `shouldResume` as if it had deactivated with
+        /// `notifyOthersOnDeactivation`, and its ducking lifts.
+        case vanished(SessionID)
+        /// `setCategory(_:mode:options:)`. The options replace the old ones. Options
+        /// iOS refuses for the category are rejected. For an active session the new
+        /// category takes effect at once, as if it activated again.
+        case setCategory(SessionID, Category, options: CategoryOptions = [], mode: Mode = .default)
+        /// `setActive(true)`.
+        case activate(SessionID)
+        /// `setActive(false, options: notifyOthers ? .notifyOthersOnDeactivation : [])`.
+        case deactivate(SessionID, notifyOthers: Bool)
+        /// The process started writing sound to the device after silence.
+        case soundStarted(SessionID, tick: UInt64)
+        /// The process stopped writing sound.
+        case soundStopped(SessionID, tick: UInt64)
+        /// Whether the process has any remote command enabled changed.
+        case remoteCommandsChanged(SessionID, anyEnabled: Bool)
+        /// The screen was locked or unlocked.
+        case screenLockChanged(locked: Bool)
+        /// Silent mode was turned on or off.
+        case silentModeChanged(on: Bool)
+        /// The output device the audio was using went away.
+        case routeDisconnected
+        /// The arbiter's timer: this session has not produced sound for longer than the
+        /// silence timeout. Like iOS deactivating a suspended app's session.
+        case silenceTimeout(SessionID)
+
+        /// The session the event is about; `nil` for system events.
+        public var sessionID: SessionID? {
+            switch self {
+            case let .register(id, _, _), let .vanished(id), let .setCategory(id, _, _, _),
+                 let .activate(id), let .deactivate(id, _), let .soundStarted(id, _),
+                 let .soundStopped(id, _), let .remoteCommandsChanged(id, _), let .silenceTimeout(id):
+                id
+            case .screenLockChanged, .silentModeChanged, .routeDisconnected:
+                nil
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// The policy's view of one process's audio session.
+///
+/// Sessions are created by ``SessionPolicy/Event/register(_:appName:tick:)`` and only
+/// the policy changes them; read them through ``SessionPolicy/sessions``.
+///
+/// Invariants the policy keeps after every event:
+/// - an interrupted session is neither active nor producing sound;
+/// - a session producing sound is active;
+/// - at most one active session is non-mixable;
+/// - ``duckedBy`` is empty unless the session is active, and names only active
+///   sessions that duck others.
+public struct Session: Sendable, Hashable, Identifiable {
+    /// The process's bus unique name.
+    public let id: SessionID
+    /// The application name the process registered with (the MPRIS suffix).
+    public internal(set) var appName: String
+    /// The category; ``Category/soloAmbient`` until the session sets one, as on iOS.
+    public internal(set) var category: Category = .soloAmbient
+    /// The category options, as set with the category (normalized: the ducking and
+    /// spoken-audio options carry ``CategoryOptions/mixWithOthers``, and `ambient`
+    /// always has it). Setting a category replaces them.
+    public internal(set) var options: CategoryOptions = []
+    /// The mode, set with the category.
+    public internal(set) var mode: Mode = .default
+    /// Whether the session is active (`setActive(true)` succeeded and nothing
+    /// interrupted or deactivated it since).
+    public internal(set) var isActive = false
+    /// Whether the process is writing sound to the device, as its engine reported.
+    public internal(set) var isProducingSound = false
+    /// The tick at which the session last started producing sound; `nil` if it never
+    /// did. The remote-control target is the eligible session with the highest one.
+    public internal(set) var lastSoundTick: UInt64?
+    /// The tick of the first ``SessionPolicy/Event/soundStopped(_:tick:)`` since the
+    /// session last produced sound: how long it has been silent, for the arbiter's
+    /// silence timeout. `nil` while it produces sound, and after the policy stopped its
+    /// sound (an interruption or a deactivation) until its engine reports the silence.
+    public internal(set) var silentSinceTick: UInt64?
+    /// Whether the process has at least one remote command enabled.
+    public internal(set) var hasEnabledRemoteCommand = false
+    /// The current causes of its interruption; empty when not interrupted.
+    public internal(set) var interruptions: Set<InterruptionReason> = []
+    /// Whether it was producing sound when its current interruption began (false when
+    /// not interrupted). Decides `shouldResume` when the interruption ends.
+    public internal(set) var wasPlayingWhenInterrupted = false
+    /// The active sessions currently ducking it.
+    public internal(set) var duckedBy: Set<SessionID> = []
+    /// The tick at which it registered.
+    public let registeredTick: UInt64
+    /// Arrival order of its last sound start: breaks ties between equal ticks.
+    var soundSequence: UInt64 = 0
+
+    init(id: SessionID, appName: String, registeredTick: UInt64) {
+        self.id = id
+        self.appName = appName
+        self.registeredTick = registeredTick
+    }
+
+    /// Whether some cause interrupts it.
+    public var isInterrupted: Bool { !interruptions.isEmpty }
+
+    /// Whether it is ducked (some other active session with `duckOthers` is active).
+    public var isDucked: Bool { !duckedBy.isEmpty }
+
+    /// Whether it mixes with other audio: `ambient` always; `playback` and
+    /// `playAndRecord` with any mixing option; `soloAmbient` and `record` never.
+    /// Mixable sessions neither interrupt nor get interrupted by non-mixable ones.
+    public var isMixable: Bool {
+        switch category {
+        case .ambient: true
+        case .soloAmbient, .record: false
+        case .playback, .playAndRecord: !options.isDisjoint(with: CategoryOptions.mixingBits)
+        }
+    }
+
+    /// Whether it ducks the other active sessions while active.
+    public var ducksOthers: Bool {
+        category.acceptsMixingOptions && options.contains(.duckOthers)
+    }
+
+    /// Whether it interrupts sessions in ``Mode/spokenAudio`` when it activates.
+    public var interruptsSpokenAudio: Bool {
+        category.acceptsMixingOptions && options.contains(.interruptSpokenAudioBit)
+    }
+
+    /// Whether it may be the remote-control target: category `playback` or
+    /// `playAndRecord`, not mixable, and at least one remote command enabled. Ambient
+    /// sound never takes the media keys.
+    public var isEligibleRemoteTarget: Bool {
+        category.acceptsMixingOptions && !isMixable && hasEnabledRemoteCommand
+    }
+
+    /// Whether this session, activating now, interrupts `other` (were it active): a
+    /// non-mixable session interrupts non-mixable ones, and a session with
+    /// `interruptSpokenAudioAndMixWithOthers` interrupts spoken audio.
+    public func interrupts(_ other: Session) -> Bool {
+        guard other.id != id else { return false }
+        return (!isMixable && !other.isMixable) || (interruptsSpokenAudio && other.mode == .spokenAudio)
+    }
+}

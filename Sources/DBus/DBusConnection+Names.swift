@@ -88,9 +88,24 @@ extension DBusConnection {
         _ name: String? = nil, handler: @escaping @Sendable (NameOwnerChange) -> Void
     ) async throws(DBusError) -> SignalSubscription {
         if let name { try BusName.validate(name) }
-        let rule = MatchRule(sender: StandardInterface.bus, interface: StandardInterface.bus,
-                             member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name)
-        return try await subscribe(rule) { message in
+        return try await subscribe(DBusConnection.nameOwnerRule(name), handler: DBusConnection.nameOwnerHandler(handler))
+    }
+
+    /// ``watchNameOwner(_:handler:)`` without waiting for the bus to confirm the match.
+    public func watchNameOwnerNow(
+        _ name: String? = nil, handler: @escaping @Sendable (NameOwnerChange) -> Void
+    ) throws(DBusError) -> SignalSubscription {
+        if let name { try BusName.validate(name) }
+        return subscribeNow(DBusConnection.nameOwnerRule(name), handler: DBusConnection.nameOwnerHandler(handler))
+    }
+
+    private static func nameOwnerRule(_ name: String?) -> MatchRule {
+        MatchRule(sender: StandardInterface.bus, interface: StandardInterface.bus,
+                  member: "NameOwnerChanged", path: "/org/freedesktop/DBus", arg0: name)
+    }
+
+    private static func nameOwnerHandler(_ handler: @escaping @Sendable (NameOwnerChange) -> Void) -> @Sendable (DBusMessage) -> Void {
+        { message in
             guard let args = try? message.arguments(), args.count == 3,
                   let changed = args[0].string, let old = args[1].string, let new = args[2].string else { return }
             handler(NameOwnerChange(name: changed, oldOwner: old.isEmpty ? nil : old, newOwner: new.isEmpty ? nil : new))

@@ -202,6 +202,25 @@ public final class DBusConnection: Sendable {
         return SignalSubscription(connection: self, id: id, rule: rule, addedMatch: addMatch)
     }
 
+    /// Like ``subscribe(_:addMatch:handler:)`` but without waiting: the handler is in
+    /// place when this returns and `AddMatch` is on its way. For code that cannot await,
+    /// such as a handler running on the bus thread.
+    public func subscribeNow(_ rule: MatchRule, handler: @escaping @Sendable (DBusMessage) -> Void) -> SignalSubscription {
+        let id = registry.withLock { state -> UInt64 in
+            let id = state.nextSubscription
+            state.nextSubscription += 1
+            state.subscriptions[id] = (rule, handler)
+            return id
+        }
+        if let message = try? DBusMessage.methodCall(
+            destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+            method: "AddMatch", arguments: [.string(rule.text)]) {
+            message.setNoReply()
+            try? send(message)
+        }
+        return SignalSubscription(connection: self, id: id, rule: rule, addedMatch: true)
+    }
+
     func unsubscribe(_ subscription: SignalSubscription) {
         let removed = registry.withLock { $0.subscriptions.removeValue(forKey: subscription.id) } != nil
         guard removed, subscription.addedMatch,

@@ -84,17 +84,24 @@ extension DBusMessage {
         return message
     }
 
-    /// A signal.
+    /// A signal; with a `destination` it is unicast: the bus delivers it to that
+    /// connection only.
     public static func signal(
-        path: ObjectPath, interface: String, name: String, arguments: [DBusValue] = []
+        path: ObjectPath, interface: String, name: String, arguments: [DBusValue] = [], destination: String? = nil
     ) throws(DBusError) -> DBusMessage {
         try InterfaceName.validate(interface)
         try MemberName.validate(name)
+        if let destination { try BusName.validate(destination) }
         let raw = try allocate(
             path.rawValue.withCString { p in
                 interface.withCString { i in name.withCString { n in dbus_message_new_signal(p, i, n) } }
             })
         let message = DBusMessage(taking: raw)
+        if let destination {
+            guard destination.withCString({ dbus_message_set_destination(raw, $0) }) != 0 else {
+                throw DBusError(DBusError.Name.noMemory, "libdbus could not set the destination")
+            }
+        }
         try message.append(arguments)
         return message
     }

@@ -127,11 +127,11 @@ public struct DBusExportedObject: Sendable {
     let connection: DBusConnection
     let interfaces: [DBusInterface]
 
-    /// Emits a declared signal.
+    /// Emits a declared signal, to everyone or (with `destination`) to one connection.
     ///
     /// - Throws: ``DBusError`` `InvalidArgs` when the interface does not declare the
     ///   signal or the arguments do not match its declared types.
-    public func emit(_ signal: String, interface: String, _ arguments: [DBusValue] = []) throws(DBusError) {
+    public func emit(_ signal: String, interface: String, _ arguments: [DBusValue] = [], to destination: String? = nil) throws(DBusError) {
         guard let declared = interfaces.first(where: { $0.name == interface })?.signals.first(where: { $0.name == signal }) else {
             throw .invalidArgs("\(interface) does not declare a signal \(signal)")
         }
@@ -139,7 +139,8 @@ public struct DBusExportedObject: Sendable {
         guard arguments.map(\.type) == expected else {
             throw .invalidArgs("signal \(interface).\(signal) takes (\(expected.map(\.signature).joined())), not (\(arguments.map(\.type.signature).joined()))")
         }
-        try connection.send(DBusMessage.signal(path: path, interface: interface, name: signal, arguments: arguments))
+        try connection.send(DBusMessage.signal(path: path, interface: interface, name: signal, arguments: arguments,
+                                               destination: destination))
     }
 
     /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged`: `changed` with values,

@@ -1,0 +1,131 @@
+public import DBus
+public import SessionPolicy
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The session-bus service `org.earshot.AudioSession`: applies ``SessionPolicy`` across
+/// processes.
+///
+/// Sessions are keyed by the caller's unique bus name, so no process can act for
+/// another. The arbiter watches `NameOwnerChanged` and treats a process that disappears
+/// (exit, crash, SIGKILL) as vanished: the interruptions it caused end, its ducking lifts,
+/// and the remote-control target moves to the previous sounder. It follows
+/// `org.freedesktop.ScreenSaver` and `org.gnome.ScreenSaver` `ActiveChanged`.
+///
+/// Decisions for one session are unicast signals to it; `Target`, `Sessions` and
+/// `ScreenLocked` changes are broadcast as `PropertiesChanged`.
+public final class Arbiter: Sendable {
+    public struct Configuration: Sendable {
+        /// How long an interrupting session may stay silent before its interruptions end.
+        public var silenceTimeout: Duration = .seconds(30)
+        /// At most this many sessions (a flood of registrations gets errors).
+        public var maximumSessions = 256
+        public var policy = SessionPolicy.Configuration()
+        public init() {}
+    }
+
+    public let connection: DBusConnection
+    public let configuration: Configuration
+    let state: Mutex<State>
+    private let epoch = monotonicTicks()
+
+    struct State {
+        var policy: SessionPolicy
+        var object: DBusExportedObject?
+        var subscriptions: [SignalSubscription] = []
+        var silenceTimers: [SessionID: UInt64] = [:]
+        var announced: (target: String, locked: Bool)?
+    }
+
+    /// Exports the service on `connection` and starts watching processes and the screen
+    /// saver, without waiting: it can run on the bus thread the moment the connection
+    /// acquires ``ArbiterName/bus``, before any client's call is dispatched.
+    public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
+        self.connection = connection
+        self.configuration = configuration
+        state = Mutex(State(policy: SessionPolicy(configuration: configuration.policy)))
+        let object = try connection.export([interfaceDeclaration()], at: ArbiterName.path)
+        var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
+            guard change.newOwner == nil, change.name.hasPrefix(":") else { return }
+            self?.handle(.vanished(SessionID(change.name)))
+        }]
+        for saver in ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"] {
+            subscriptions.append(connection.subscribeNow(MatchRule(interface: saver, member: "ActiveChanged")) { [weak self] message in
+                guard let locked = (try? message.arguments())?.first?.bool else { return }
+                self?.handle(.screenLockChanged(locked: locked))
+            })
+        }
+        state.withLock { s in
+            s.object = object
+            s.subscriptions = subscriptions
+        }
+    }
+
+    /// Stops serving: removes the object and the subscriptions.
+    public func stop() {
+        let (object, subscriptions, timers) = state.withLock { s in
+            defer { (s.object, s.subscriptions, s.silenceTimers) = (nil, [], [:]) }
+            return (s.object, s.subscriptions, s.silenceTimers)
+        }
+        object?.unexport()
+        subscriptions.forEach { $0.cancel() }
+        timers.values.forEach { connection.cancelScheduled($0) }
+    }
+
+    /// A snapshot of the policy (for status and tests).
+    public var policy: SessionPolicy { state.withLock { $0.policy } }
+
+    var tick: UInt64 { monotonicTicks() - epoch }
+
+    /// Applies an event and sends its decisions. Returns the decisions (a rejection is
+    /// returned, not thrown; the method handlers turn it into an error reply).
+    @discardableResult
+    func handle(_ event: SessionPolicy.Event) -> [SessionPolicy.Decision] {
+        let (decisions, object, needTimers) = state.withLock { s in
+            let decisions = s.policy.apply(event)
+            return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
+        }
+        reconcileSilenceTimers(needTimers)
+        guard let object else { return decisions }
+        send(decisions, via: object)
+        if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {
+            announceChanges(via: object)
+        }
+        return decisions
+    }
+
+    /// Active, silent sessions that interrupt someone: if they stay silent past the
+    /// timeout, their interruptions end (as iOS ends them when the interrupter's app is
+    /// suspended).
+    static func sessionsNeedingSilenceTimers(_ policy: SessionPolicy) -> Set<SessionID> {
+        let interrupters = Set(policy.sessions.values.flatMap { $0.interruptions.compactMap(\.interrupter) })
+        return Set(interrupters.filter { id in policy[id].map { $0.isActive && !$0.isProducingSound } ?? false })
+    }
+
+    private func reconcileSilenceTimers(_ needed: Set<SessionID>) {
+        let (stale, missing) = state.withLock { s in
+            (s.silenceTimers.filter { !needed.contains($0.key) }, needed.subtracting(s.silenceTimers.keys))
+        }
+        for (id, token) in stale {
+            connection.cancelScheduled(token)
+            state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
+        }
+        for id in missing {
+            let token = connection.schedule(after: configuration.silenceTimeout) { [weak self] in
+                guard let self else { return }
+                self.state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
+                self.handle(.silenceTimeout(id))
+            }
+            state.withLock { $0.silenceTimers[id] = token }
+        }
+    }
+}
+
+@inline(__always)
+func monotonicTicks() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

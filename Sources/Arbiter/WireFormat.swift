@@ -1,0 +1,73 @@
+public import DBus
+public import SessionPolicy
+
+/// How session values travel on the bus: categories, options and modes by their iOS
+/// names, reasons by name. Shared by the arbiter and its clients.
+public enum WireFormat {
+    public static func category(_ name: String) throws(DBusError) -> Category {
+        guard let category = Category(rawValue: name) else {
+            throw .invalidArgs("“\(name)” is not a category (\(Category.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return category
+    }
+
+    public static let optionNames: [(String, CategoryOptions)] = [
+        ("mixWithOthers", .mixWithOthers), ("duckOthers", .duckOthers),
+        ("interruptSpokenAudioAndMixWithOthers", .interruptSpokenAudioAndMixWithOthers),
+    ]
+
+    public static func options(_ names: [String]) throws(DBusError) -> CategoryOptions {
+        var options: CategoryOptions = []
+        for name in names {
+            guard let option = optionNames.first(where: { $0.0 == name })?.1 else {
+                throw .invalidArgs("“\(name)” is not a category option (\(optionNames.map(\.0).joined(separator: ", ")))")
+            }
+            options.insert(option)
+        }
+        return options
+    }
+
+    public static func names(of options: CategoryOptions) -> [String] {
+        optionNames.filter { options.contains($0.1) && !($0.1 == .mixWithOthers && options.contains(.interruptSpokenAudioAndMixWithOthers)) }.map(\.0)
+    }
+
+    public static func mode(_ name: String) throws(DBusError) -> Mode {
+        guard let mode = Mode(rawValue: name) else {
+            throw .invalidArgs("“\(name)” is not a mode (\(Mode.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        return mode
+    }
+
+    /// `(reason, by)`: the reason's name and the interrupting session ("" if none).
+    public static func encode(_ reason: InterruptionReason) -> (String, String) {
+        switch reason {
+        case .sessionActivated(let id): ("sessionActivated", id.rawValue)
+        case .screenLocked: ("screenLocked", "")
+        case .silentMode: ("silentMode", "")
+        case .routeDisconnected: ("routeDisconnected", "")
+        }
+    }
+
+    public static func reason(_ name: String, by: String) -> InterruptionReason? {
+        switch name {
+        case "sessionActivated": .sessionActivated(SessionID(by))
+        case "screenLocked": .screenLocked
+        case "silentMode": .silentMode
+        case "routeDisconnected": .routeDisconnected
+        default: nil
+        }
+    }
+}
+
+/// The service's names.
+public enum ArbiterName {
+    public static let bus = "org.earshot.AudioSession"
+    public static let interface = "org.earshot.AudioSession"
+    public static let path: ObjectPath = "/org/earshot/AudioSession"
+    /// Errors the arbiter replies with.
+    public enum Error {
+        public static let notRegistered = "org.earshot.AudioSession.Error.NotRegistered"
+        public static let rejected = "org.earshot.AudioSession.Error.Rejected"
+        public static let limitsExceeded = "org.earshot.AudioSession.Error.LimitsExceeded"
+    }
+}

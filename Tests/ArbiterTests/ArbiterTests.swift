@@ -1,0 +1,203 @@
+import Arbiter
+import DBus
+import SessionPolicy
+import Testing
+import TestSupport
+
+/// One process's connection to the arbiter, recording the signals it receives.
+final class Client: Sendable {
+    let connection: DBusConnection
+    let signals = Locked<[(String, [DBusValue])]>([])
+    var id: String { connection.uniqueName }
+
+    init(_ bus: PrivateBus) async throws {
+        connection = try DBusConnection(.address(bus.address))
+        let signals = self.signals
+        _ = try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { message in
+            signals.withLock { $0.append((message.member ?? "", (try? message.arguments()) ?? [])) }
+        }
+    }
+
+    @discardableResult
+    func call(_ method: String, _ args: [DBusValue] = []) async throws -> [DBusValue] {
+        try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface, method: method, args)
+    }
+
+    @discardableResult
+    func register(_ app: String, category: String = "playback", options: [String] = [], active: Bool = false,
+                  producing: Bool = false, remote: Bool = false) async throws -> [String: DBusValue] {
+        let state: [String: DBusValue] = ["category": .string(category), "options": .strings(options), "active": .boolean(active),
+                                          "producingSound": .boolean(producing), "remoteCommands": .boolean(remote)]
+        return try await call("Register", [.string(app), .vardict(state)]).first?.stringKeyedDictionary ?? [:]
+    }
+
+    func received(_ member: String) -> [[DBusValue]] { signals.value.filter { $0.0 == member }.map(\.1) }
+}
+
+/// A private bus with an arbiter owning the name.
+final class ArbiterFixture: Sendable {
+    let bus: PrivateBus
+    let host: DBusConnection
+    let arbiter: Arbiter
+
+    init(configure: (inout Arbiter.Configuration) -> Void = { _ in }) async throws {
+        bus = try PrivateBus()
+        host = try DBusConnection(.address(bus.address))
+        var configuration = Arbiter.Configuration()
+        configure(&configuration)
+        arbiter = try Arbiter(connection: host, configuration: configuration)
+        // The match rules go out without waiting; a round trip makes sure they are in place.
+        _ = try await host.nameOwner(StandardInterface.bus)
+        #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
+    }
+
+    func target() async throws -> String? {
+        try await host.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
+                            method: "Get", [.string(ArbiterName.interface), .string("Target")]).first?.string
+    }
+}
+
+func arbiterError(_ body: () async throws -> Void) async -> String? {
+    do {
+        try await body()
+        return nil
+    } catch let error as DBusError {
+        return error.name
+    } catch {
+        return "\(error)"
+    }
+}
+
+@Suite("Arbiter across bus connections")
+struct ArbiterTests {
+    @Test("the seed scenario: a background player is interrupted and resumes on notifyOthersOnDeactivation")
+    func seed() async throws {
+        let f = try await ArbiterFixture()
+        let background = try await Client(f.bus)
+        let app = try await Client(f.bus)
+        try await background.register("podcasts", category: "playback", active: true, producing: true)
+        try await app.register("game", category: "ambient", active: true)
+        #expect(background.received("InterruptionBegan").isEmpty, "ambient mixes")
+        try await app.call("SetCategory", [.string("playback"), .strings([]), .string("default")])
+        try await eventually("the interruption") { !background.received("InterruptionBegan").isEmpty }
+        #expect(background.received("InterruptionBegan").first == [.string("sessionActivated"), .string(app.id)])
+        try await app.call("ReportSound", [.boolean(true)])
+        try await app.call("SetActive", [.boolean(false), .boolean(true)])
+        try await eventually("the end of the interruption") { !background.received("InterruptionEnded").isEmpty }
+        #expect(background.received("InterruptionEnded") == [[.boolean(true)]])
+        #expect(app.received("InterruptionBegan").isEmpty && app.received("InterruptionEnded").isEmpty, "signals are unicast")
+    }
+
+    @Test("duckOthers ducks the others from activation until deactivation")
+    func ducking() async throws {
+        let f = try await ArbiterFixture()
+        let music = try await Client(f.bus)
+        let navigation = try await Client(f.bus)
+        try await music.register("music", active: true, producing: true)
+        try await navigation.register("maps", category: "playback", options: ["duckOthers"])
+        try await navigation.call("SetActive", [.boolean(true), .boolean(false)])
+        try await eventually("ducking") { !music.received("DuckGainChanged").isEmpty }
+        #expect(music.received("DuckGainChanged").first == [.double(Double(SessionPolicy.Configuration().duckGain))])
+        #expect(music.received("InterruptionBegan").isEmpty, "ducking is not an interruption")
+        try await navigation.call("SetActive", [.boolean(false), .boolean(true)])
+        try await eventually("unducking") { music.received("DuckGainChanged").count == 2 }
+        #expect(music.received("DuckGainChanged").last == [.double(1)])
+    }
+
+    @Test("a process that vanishes ends the interruptions it caused and leaves the target order")
+    func vanished() async throws {
+        let f = try await ArbiterFixture()
+        let first = try await Client(f.bus)
+        let second = try await Client(f.bus)
+        try await first.register("a", active: true, producing: true, remote: true)
+        #expect(try await f.target() == first.id)
+        try await second.register("b", active: true, producing: true, remote: true)
+        try await eventually("the interruption of the first") { !first.received("InterruptionBegan").isEmpty }
+        #expect(try await f.target() == second.id)
+        second.connection.close()
+        try await eventually("the end of the interruption") { !first.received("InterruptionEnded").isEmpty }
+        #expect(first.received("InterruptionEnded") == [[.boolean(true)]], "it was playing when interrupted")
+        try await eventually("the target to move back") { try await f.target() == first.id }
+        #expect(f.arbiter.policy.sessions.count == 1)
+    }
+
+    @Test("an interrupter that stays silent past the timeout ends its interruptions")
+    func silenceTimeout() async throws {
+        let f = try await ArbiterFixture { $0.silenceTimeout = .milliseconds(300) }
+        let victim = try await Client(f.bus)
+        let interrupter = try await Client(f.bus)
+        try await victim.register("a", active: true, producing: true)
+        try await interrupter.register("b", active: true)
+        try await eventually("the interruption") { !victim.received("InterruptionBegan").isEmpty }
+        try await interrupter.call("ReportSound", [.boolean(true)])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(victim.received("InterruptionEnded").isEmpty, "no timeout while it sounds")
+        try await interrupter.call("ReportSound", [.boolean(false)])
+        try await eventually("the timeout", timeout: 3) { !victim.received("InterruptionEnded").isEmpty }
+        #expect(victim.received("InterruptionEnded") == [[.boolean(true)]])
+    }
+
+    @Test("a screen saver's ActiveChanged silences ambient sessions only")
+    func screenLock() async throws {
+        let f = try await ArbiterFixture()
+        let ambient = try await Client(f.bus)
+        let player = try await Client(f.bus)
+        try await ambient.register("chimes", category: "ambient", active: true, producing: true)
+        try await player.register("music", category: "playback", options: ["mixWithOthers"], active: true, producing: true)
+        let screensaver = try DBusConnection(.address(f.bus.address))
+        try screensaver.send(DBusMessage.signal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
+                                                name: "ActiveChanged", arguments: [.boolean(true)]))
+        try await eventually("ambient silenced") { !ambient.received("InterruptionBegan").isEmpty }
+        #expect(ambient.received("InterruptionBegan").first?.first == .string("screenLocked"))
+        try screensaver.send(DBusMessage.signal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
+                                                name: "ActiveChanged", arguments: [.boolean(false)]))
+        try await eventually("ambient back") { !ambient.received("InterruptionEnded").isEmpty }
+        #expect(player.received("InterruptionBegan").isEmpty, "playback keeps playing when locked")
+    }
+
+    @Test("a hostile client gets errors and changes nothing for others")
+    func hostile() async throws {
+        let f = try await ArbiterFixture { $0.maximumSessions = 4 }
+        let victim = try await Client(f.bus)
+        try await victim.register("victim", active: true, producing: true, remote: true)
+        let before = f.arbiter.policy
+        let hostile = try await Client(f.bus)
+        #expect(await arbiterError { try await hostile.call("SetActive", [.boolean(true), .boolean(false)]) } == ArbiterName.Error.notRegistered)
+        #expect(await arbiterError { try await hostile.call("ReportSound", [.boolean(true)]) } == ArbiterName.Error.notRegistered)
+        #expect(await arbiterError { try await hostile.register("") } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.register("x", category: "loud") } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.register("x", options: ["everything"]) } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.call("Register", [.string("x"), .vardict(["active": .string("yes")])]) } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.call("Register", [.string("x"), .vardict(["pid": .int32(1)])]) } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.call("SetActive", [.string("true")]) } == DBusError.Name.invalidArgs)
+        #expect(await arbiterError { try await hostile.register("x", category: "soloAmbient", options: ["duckOthers"]) } == ArbiterName.Error.rejected)
+        #expect(f.arbiter.policy == before, "nothing changed")
+        try await hostile.register("x")
+        #expect(await arbiterError { try await hostile.register("x") } == ArbiterName.Error.rejected)
+        // A flood of registrations from many connections hits the limit.
+        var flood: [Client] = []
+        var limited = false
+        for _ in 0..<6 {
+            let client = try await Client(f.bus)
+            flood.append(client)
+            if await arbiterError({ try await client.register("flood") }) == ArbiterName.Error.limitsExceeded { limited = true }
+        }
+        #expect(limited)
+        #expect(f.arbiter.policy[SessionID(victim.id)]?.isActive == true)
+        #expect(victim.received("InterruptionBegan").isEmpty)
+    }
+
+    @Test("the Sessions property lists everyone, the latest sounder first")
+    func sessions() async throws {
+        let f = try await ArbiterFixture()
+        let a = try await Client(f.bus)
+        let b = try await Client(f.bus)
+        try await a.register("alpha", category: "playback", active: true, producing: true, remote: true)
+        try await b.register("beta", category: "ambient", active: true, producing: true)
+        let reply = try await f.host.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
+                                          method: "Get", [.string(ArbiterName.interface), .string("Sessions")])
+        let sessions = reply.first?.unwrapped.elements?.compactMap(\.stringKeyedDictionary) ?? []
+        #expect(sessions.map { $0["app"]?.string } == ["beta", "alpha"])
+        #expect(sessions.last?["target"] == .boolean(true) && sessions.first?["eligible"] == .boolean(false))
+    }
+}

@@ -18,19 +18,28 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // libpulse's pkg-config flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses; its
+        // headers are in the default include path, so the module map alone suffices.
+        .systemLibrary(name: "CPulse"),
 
         // Typed Swift over libdbus. Knows nothing of MPRIS or audio.
         .target(name: "DBus", dependencies: ["CDBus"]),
+        // The rules of the iOS audio-session model, pure: no I/O, no bus.
+        .target(name: "SessionPolicy"),
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus"]),
         // Decoding, resampling, time-stretching, mixing and ALSA output. Knows nothing of the bus.
         .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSampleRate", "CRubberBand"]),
+        // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
+        .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
+        // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy"]),
         // The public umbrella.
-        .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine"]),
+        .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes"]),
         // The command-line tool.
         .executableTarget(
             name: "earshot",
-            dependencies: ["Earshot", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Earshot", "Arbiter", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // In-process audio measurements for bench/audio.
@@ -42,6 +51,9 @@ let package = Package(
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
         .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "TestSupport"]),
         .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
+        .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy"]),
+        .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
+        .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot"]),
     ]
 )

@@ -116,6 +116,7 @@ public final class AudioPlayer: Sendable {
     public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
 
     private func start(at time: TimeInterval?) -> Bool {
+        AudioSession.connected.withLock { $0 }?.playerStarted(self)
         do {
             try voice.play(atDeviceTime: time)
             lastErrorStorage.withLock { $0 = nil }
@@ -147,6 +148,9 @@ public final class AudioPlayer: Sendable {
 
     /// Pauses; buffers and position are kept.
     public func pause() { voice.pause() }
+
+    /// Plays again after the session's interruption ended with `shouldResume`.
+    func resumeAfterInterruption() { _ = start(at: nil) }
 
     /// Stops, rewinds to the start and releases the buffers.
     public func stop() { voice.stop() }

@@ -72,18 +72,22 @@ public final class ObservationToken: Sendable {
     deinit { cancel() }
 }
 
-/// A thread-safe list of observer callbacks.
-final class Observers<Change: Sendable>: Sendable {
+/// A thread-safe list of observer callbacks (shared by the centers and the audio session).
+public final class Observers<Change: Sendable>: Sendable {
     private let handlers = Mutex<[UInt64: @Sendable (Change) -> Void]>([:])
     private let nextID = Atomic<UInt64>(1)
 
-    func add(_ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
+    public init() {}
+
+    /// Adds `handler`; it is called until the token is cancelled or released.
+    public func add(_ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         handlers.withLock { $0[id] = handler }
         return ObservationToken { [weak self] in _ = self?.handlers.withLock { $0.removeValue(forKey: id) } }
     }
 
-    func notify(_ change: Change) {
+    /// Calls every handler with `change`, on the calling thread.
+    public func notify(_ change: Change) {
         for handler in handlers.withLock({ Array($0.values) }) { handler(change) }
     }
 }

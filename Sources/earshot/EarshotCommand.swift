@@ -23,7 +23,7 @@ struct EarshotCommand: AsyncParsableCommand {
               playerctl -p earshot next
             """,
         version: "0.1.0",
-        subcommands: [Play.self, Sound.self, Publish.self]
+        subcommands: [Play.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
     )
 }
 

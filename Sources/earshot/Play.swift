@@ -36,6 +36,8 @@ struct Play: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The volume, 0 to 1.", valueName: "LEVEL"))
     var volume: Float = 1
 
+    @OptionGroup var sessionOptions: SessionOptions
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one FILE to play") }
         guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1, not \(volume)") }
@@ -58,10 +60,15 @@ struct Play: AsyncParsableCommand {
         commands.quitCommand.addTarget { _ in quit.fire(); return .success }
         commands.raiseCommand.addTarget { _ in .success }
 
+        // The audio session: the arbiter decides interruptions and ducking across
+        // processes; MPRIS goes on the session's connection so that one bus name is both
+        // the arbiter's target and the MPRIS owner.
+        let session = AudioSession(appName: name, bus: busOptions.bus)
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
         do {
-            let bus = try DBusConnection(busOptions.bus)
+            let bus = try await session.connection()
+            try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
             var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
             configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/mpeg", "audio/x-caf"]
             configuration.supportedURISchemes = ["file"]
@@ -69,9 +76,12 @@ struct Play: AsyncParsableCommand {
                                          nowPlayingInfoCenter: nowPlaying, trackList: queue)
             queue.onChange { [weak player] in player?.trackListChanged() }
             try await player.publish()
+            try await session.adopt(player, commands: commands)
+            try await session.setActive(true)
             (mpris, connection) = (player, bus)
+            reportSessionEvents(of: session)
         } catch {
-            note("earshot play: not published on MPRIS (\(error))")
+            note("earshot play: not published on MPRIS and not in an audio session (\(error))")
         }
 
         let display = PlayDisplay(queue: queue, interactive: isatty(1) == 1 && isatty(0) == 1)
@@ -85,11 +95,29 @@ struct Play: AsyncParsableCommand {
             say(String(format: "played %d item%@ in %.1f s (%d underruns)", display.itemsStarted, display.itemsStarted == 1 ? "" : "s",
                        played, AudioEngine.shared.underrunCount))
         }
+        if connection != nil { try? await session.setActive(false, options: .notifyOthersOnDeactivation) }
         mpris?.unpublish()
         await connection?.flush()
     }
 
+    /// Prints what the session goes through, one line each.
+    private func reportSessionEvents(of session: AudioSession) {
+        let token = session.observe { notification in
+            switch notification {
+            case .interruption(.began(let reason)): say("session: interrupted (\(reason))")
+            case .interruption(.ended(let resume)): say("session: interruption ended\(resume ? ", resuming" : "")")
+            case .routeChange(let change): say("session: route changed (\(change.reason))")
+            case .silenceSecondaryAudioHint(let silence): say("session: secondary audio \(silence ? "should be silenced" : "may play")")
+            case .mediaServicesWereReset: say("session: the arbiter changed hosts; registered again")
+            }
+        }
+        sessionObservation.set(token)
+    }
+
 }
+
+/// Keeps the session observation alive for the whole run.
+private let sessionObservation = Locked<ObservationToken?>(nil)
 
 /// A one-shot flag set by a quit command, a key or a signal.
 final class QuitSignal: Sendable {

@@ -72,7 +72,12 @@ extension AudioEngine {
                 }
                 silentFrames = 0
             } else {
+                let wasSounding = silentFrames < silenceThreshold
                 silentFrames += frames
+                if wasSounding, silentFrames >= silenceThreshold {
+                    soundStops.add(1, ordering: .releasing)
+                    eventSemaphore.signal()
+                }
             }
 
             switch device.write(mix, frames: frames) {
@@ -140,12 +145,24 @@ extension AudioEngine {
     /// Delivers sound-start events and voices' finished and error events.
     func eventThread() {
         var seenStarts = 0
+        var seenStops = 0
         while true {
             _ = eventSemaphore.wait(seconds: 0.05)
             let starts = soundStarts.load(ordering: .acquiring)
-            if starts != seenStarts {
-                seenStarts = starts
-                for handler in soundObservers.withLock({ Array($0.values) }) { handler() }
+            let stops = soundStops.load(ordering: .acquiring)
+            // Starts and stops alternate (start, stop, start…): replay them in order.
+            while true {
+                let producing: Bool
+                if seenStarts == seenStops, seenStarts < starts {
+                    seenStarts += 1
+                    producing = true
+                } else if seenStops < seenStarts, seenStops < stops {
+                    seenStops += 1
+                    producing = false
+                } else {
+                    break
+                }
+                for observer in soundObservers.withLock({ Array($0.values) }) { observer(producing) }
             }
             let lost = deviceFailure.withLock { failure -> AudioEngineError? in
                 defer { failure = nil }

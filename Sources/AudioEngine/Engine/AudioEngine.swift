@@ -67,12 +67,13 @@ public final class AudioEngine: @unchecked Sendable {
 
     let underruns = Atomic<Int>(0)
     let soundStarts = Atomic<Int>(0)
+    let soundStops = Atomic<Int>(0)
     let deviceFailure = Mutex<AudioEngineError?>(nil)
 
     // Non-real-time registries (reader and event threads).
     let voices = Mutex<[ObjectIdentifier: Voice]>([:])
     let retired = Mutex<[(voice: Voice, epoch: UInt64)]>([])
-    let soundObservers = Mutex<[UInt64: @Sendable () -> Void]>([:])
+    let soundObservers = Mutex<[UInt64: @Sendable (Bool) -> Void]>([:])
     let nextObserver = Atomic<UInt64>(1)
 
     public init(configuration: Configuration = Configuration()) {
@@ -130,9 +131,22 @@ public final class AudioEngine: @unchecked Sendable {
     /// seconds of silence. “Last sound wins” hangs on this.
     @discardableResult
     public func onSoundStarted(_ handler: @escaping @Sendable () -> Void) -> UInt64 {
+        onSoundChanged { if $0 { handler() } }
+    }
+
+    /// Calls `handler(true)` when the process starts producing audible sound after
+    /// silence, and `handler(false)` when it has been silent for
+    /// ``Configuration/silenceBeforeSoundEvent`` seconds after sounding.
+    @discardableResult
+    public func onSoundChanged(_ handler: @escaping @Sendable (_ producing: Bool) -> Void) -> UInt64 {
         let id = nextObserver.add(1, ordering: .relaxed).oldValue
         soundObservers.withLock { $0[id] = handler }
         return id
+    }
+
+    /// Whether the process is producing audible sound now (as the last events said).
+    public var isProducingSound: Bool {
+        soundStarts.load(ordering: .acquiring) > soundStops.load(ordering: .acquiring)
     }
 
     public func removeSoundObserver(_ id: UInt64) {

@@ -1,0 +1,166 @@
+import Arbiter
+import AudioRoutes
+import DBus
+import SessionPolicy
+
+/// Connecting to the arbiter: hosting it when this process owns the name, registering
+/// (again after the host changed), and the arbiter's signals.
+extension AudioSession {
+    /// Connects to the bus and the arbiter (hosting it if no process does). Idempotent.
+    @discardableResult
+    public func connect() async throws -> DBusConnection {
+        let task = state.withLock { s -> Task<DBusConnection, any Error> in
+            if let existing = s.connecting { return existing }
+            let task = Task { try await self.establish() }
+            s.connecting = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            state.withLock { $0.connecting = nil }
+            throw error
+        }
+    }
+
+    /// The bus connection (connecting if needed); MPRIS players of the process should
+    /// publish on it, so that the arbiter's target and the MPRIS owner are one.
+    public func connection() async throws -> DBusConnection { try await connect() }
+
+    private func establish() async throws -> DBusConnection {
+        let connection = try DBusConnection(bus)
+        var subscriptions: [SignalSubscription] = []
+        // Hosting: the arbiter is exported on the bus thread the moment the name arrives.
+        subscriptions.append(try await connection.watchOwnNames { [weak self] name, acquired in
+            guard let self, name == ArbiterName.bus else { return }
+            if acquired { self.host(on: connection) } else { self.stopHosting() }
+        })
+        // A new arbiter host (the previous one exited): register again.
+        subscriptions.append(try await connection.watchNameOwner(ArbiterName.bus) { [weak self] change in
+            guard let self, let owner = change.newOwner else { return }
+            let previous = self.state.withLock { $0.registeredWith }
+            guard previous != nil, previous != owner else { return }
+            Task { try? await self.register(on: connection, reset: true) }
+        })
+        subscriptions.append(try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { [weak self] message in
+            self?.arbiterSignal(message)
+        })
+        state.withLock { s in
+            s.connection = connection
+            s.subscriptions = subscriptions
+        }
+        _ = try await connection.requestName(ArbiterName.bus, flags: [.allowReplacement])
+        try await register(on: connection, reset: false)
+        startWatchingRoutes()
+        startWatchingSound()
+        AudioSession.connected.withLock { $0 = self }
+        return connection
+    }
+
+    private func host(on connection: DBusConnection) {
+        let arbiter = try? Arbiter(connection: connection)
+        state.withLock { $0.hosted = arbiter }
+    }
+
+    private func stopHosting() {
+        state.withLock { s in
+            s.hosted?.stop()
+            s.hosted = nil
+        }
+    }
+
+    /// Whether this process hosts the arbiter.
+    public var isHostingArbiter: Bool { state.withLock { $0.hosted != nil } }
+
+    /// Registers with the whole current state.
+    func register(on connection: DBusConnection, reset: Bool) async throws {
+        let (stateDictionary, remote) = state.withLock { s -> ([String: DBusValue], Bool) in
+            (["category": .string(s.category.rawValue), "options": .strings(WireFormat.names(of: s.options)),
+              "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive), "producingSound": .boolean(s.producingSound)],
+             s.mpris.map { _ in true } ?? false)
+        }
+        var full = stateDictionary
+        full["remoteCommands"] = .boolean(remote && remoteCommandsAvailable)
+        let owner = try await connection.nameOwner(ArbiterName.bus)
+        let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
+                                              method: "Register", [.string(appName), .vardict(full)])
+        let situation = reply.first?.stringKeyedDictionary ?? [:]
+        let gain = situation["duckGain"]?.double ?? 1
+        // An interruption from before the host changed will never end by itself: the new
+        // arbiter starts afresh. It resumes only if the interrupter was the host that died.
+        let (previousHost, staleInterruption) = state.withLock { s -> (String?, String??) in
+            let previous = s.registeredWith
+            let stale: String?? = reset && s.interrupted ? .some(s.interruptedBy) : .none
+            s.registeredWith = owner
+            s.otherAudioPlaying = situation["otherAudioPlaying"]?.bool ?? false
+            s.secondaryHint = situation["secondaryAudioShouldBeSilenced"]?.bool ?? false
+            s.duckGain = gain
+            if reset { (s.interrupted, s.interruptedBy) = (false, nil) }
+            return (previous, stale)
+        }
+        engine.setProcessGain(Float(gain))
+        if reset { post(.mediaServicesWereReset) }
+        if case .some(let by) = staleInterruption {
+            let resume = by != nil && by == previousHost
+            post(.interruption(.ended(shouldResume: resume)))
+            resumePlayersAfterInterruption(resume)
+        }
+    }
+
+    /// Calls an arbiter method on the caller's session.
+    func call(_ method: String, _ arguments: [DBusValue]) async throws {
+        let connection = try await connect()
+        _ = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
+                                      method: method, arguments)
+    }
+
+    /// Applies one of the arbiter's unicast signals.
+    private func arbiterSignal(_ message: DBusMessage) {
+        guard let member = message.member, let args = try? message.arguments() else { return }
+        switch member {
+        case "InterruptionBegan":
+            let reason = WireFormat.reason(args.first?.string ?? "", by: args.dropFirst().first?.string ?? "") ?? .routeDisconnected
+            let by = args.dropFirst().first?.string ?? ""
+            state.withLock { s in
+                s.interrupted = true
+                s.interruptedBy = by.isEmpty ? nil : by
+                s.isActive = false
+            }
+            pausePlayersForInterruption()
+            post(.interruption(.began(reason: reason)))
+        case "InterruptionEnded":
+            let shouldResume = args.first?.bool ?? false
+            state.withLock { s in (s.interrupted, s.interruptedBy) = (false, nil) }
+            post(.interruption(.ended(shouldResume: shouldResume)))
+            resumePlayersAfterInterruption(shouldResume)
+        case "DuckGainChanged":
+            let gain = args.first?.double ?? 1
+            state.withLock { $0.duckGain = gain }
+            engine.setProcessGain(Float(gain))
+        case "OtherAudioPlayingChanged":
+            state.withLock { $0.otherAudioPlaying = args.first?.bool ?? false }
+        case "SecondaryAudioShouldBeSilencedChanged":
+            let silence = args.first?.bool ?? false
+            state.withLock { $0.secondaryHint = silence }
+            post(.silenceSecondaryAudioHint(shouldSilence: silence))
+        default:
+            break
+        }
+    }
+
+    // MARK: Routes
+
+    func routeMonitor() -> RouteMonitor? { state.withLock { $0.routes } }
+
+    private func startWatchingRoutes() {
+        let monitor = try? RouteMonitor { [weak self] change in self?.routeChanged(change) }
+        state.withLock { $0.routes = monitor }
+    }
+
+    /// Posts the change; players pause when the device in use went away (as Apple advises
+    /// apps to do on `oldDeviceUnavailable`), and only then.
+    private func routeChanged(_ change: RouteChange) {
+        if change.reason == .oldDeviceUnavailable { pauseAllPlayers() }
+        post(.routeChange(change))
+    }
+}

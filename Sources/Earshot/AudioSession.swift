@@ -1,0 +1,166 @@
+public import AudioEngine
+public import AudioRoutes
+public import DBus
+public import MPRIS
+public import SessionPolicy
+import Arbiter
+import Synchronization
+
+/// The process's audio session (the `AVAudioSession` analog): its category and options,
+/// activation, interruptions, ducking, routes, and whether other audio plays.
+///
+/// The rules are applied across processes by the arbiter (`org.earshot.AudioSession` on
+/// the session bus), which runs embedded in the first Earshot process that finds none, or
+/// as `earshot daemon`. ``AudioPlayer``s of a process whose session is connected pause
+/// when it is interrupted and resume when the interruption ends with `shouldResume`;
+/// ducking lowers the engine's process gain; when the process starts making sound in an
+/// eligible session, its MPRIS name is claimed (last sound wins).
+///
+/// The session connects to the bus on first use of an `async` method (or
+/// ``connect()``); a process that never uses it stays off the bus.
+public final class AudioSession: Sendable {
+    /// The process's session, on the session bus and the shared engine.
+    public static let shared = AudioSession()
+
+    /// The session whose players follow interruptions, once one has connected.
+    static let connected = Mutex<AudioSession?>(nil)
+
+    public struct SetActiveOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// On deactivation, tell the sessions this one interrupted that they may resume.
+        public static let notifyOthersOnDeactivation = SetActiveOptions(rawValue: 1)
+    }
+
+    public enum InterruptionType: Sendable, Hashable {
+        case began(reason: InterruptionReason)
+        case ended(shouldResume: Bool)
+    }
+
+    /// What the session reports (the AVAudioSession notifications).
+    public enum Notification: Sendable {
+        case interruption(InterruptionType)
+        case routeChange(RouteChange)
+        case silenceSecondaryAudioHint(shouldSilence: Bool)
+        /// The arbiter changed hosts; the session registered again with its state.
+        case mediaServicesWereReset
+    }
+
+    let appName: String
+    let bus: DBusConnection.Bus
+    let engine: AudioEngine
+    let state = Mutex(SessionState())
+    let observers = Observers<Notification>()
+    let remoteCommandsAvailability = Mutex<RemoteCommandCenter?>(nil)
+
+    struct SessionState {
+        var category: Category = .soloAmbient
+        var options: CategoryOptions = []
+        var mode: Mode = .default
+        var isActive = false
+        var producingSound = false
+        var otherAudioPlaying = false
+        var secondaryHint = false
+        var interrupted = false
+        /// The unique name of the session that interrupted this one, if a session did.
+        var interruptedBy: String?
+        var duckGain = 1.0
+        var preferredSampleRate: Double?
+        var preferredIOBufferDuration: Double?
+        var connection: DBusConnection?
+        var connecting: Task<DBusConnection, any Error>?
+        var hosted: Arbiter?
+        var registeredWith: String?
+        var subscriptions: [SignalSubscription] = []
+        var routes: RouteMonitor?
+        var mpris: MPRISPlayer?
+        var commandObservation: ObservationToken?
+        var players: [ObjectIdentifier: WeakPlayer] = [:]
+        var pausedByInterruption: Set<ObjectIdentifier> = []
+        var soundObserver: UInt64?
+    }
+
+    struct WeakPlayer { weak var player: AudioPlayer? }
+
+    /// A session for `appName` (default: the process name) on `bus`, driving `engine`.
+    public init(appName: String? = nil, bus: DBusConnection.Bus = .session, engine: AudioEngine = .shared) {
+        self.appName = appName ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "earshot") } ?? "earshot"
+        self.bus = bus
+        self.engine = engine
+    }
+
+    // MARK: Category and activation
+
+    public var category: Category { state.withLock { $0.category } }
+    public var categoryOptions: CategoryOptions { state.withLock { $0.options } }
+    public var mode: Mode { state.withLock { $0.mode } }
+    public var isActive: Bool { state.withLock { $0.isActive } }
+    public var isOtherAudioPlaying: Bool { state.withLock { $0.otherAudioPlaying } }
+    public var secondaryAudioShouldBeSilencedHint: Bool { state.withLock { $0.secondaryHint } }
+    /// Whether the session is interrupted now.
+    public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+    /// The gain the arbiter applies while another session ducks this one (1 when not ducked).
+    public var duckGain: Double { state.withLock { $0.duckGain } }
+
+    /// Sets the category; the options replace the previous ones, as on iOS.
+    ///
+    /// - Throws: ``DBusError`` when the bus or the arbiter cannot be reached, or
+    ///   `org.earshot.AudioSession.Error.Rejected` for options the category does not allow
+    ///   (such as `duckOthers` with `soloAmbient`); nothing changes then.
+    public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) async throws {
+        try await call("SetCategory", [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
+        state.withLock { s in (s.category, s.options, s.mode) = (category, options, mode) }
+        routeMonitor()?.reportCategoryChange()
+        try await updateRemoteCommands()
+    }
+
+    /// Activates or deactivates the session.
+    public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws {
+        try await call("SetActive", [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
+        state.withLock { s in
+            s.isActive = active
+            if active { s.interrupted = false }
+        }
+    }
+
+    // MARK: Route and hardware
+
+    /// The current output route (from PulseAudio/PipeWire, or ALSA jacks).
+    public var currentRoute: AudioRoute { routeMonitor()?.currentRoute ?? .empty }
+
+    /// The engine's sample rate; the preferred rate is recorded but the process's one
+    /// engine keeps the rate it was made with.
+    public var sampleRate: Double { Double(engine.configuration.sampleRate) }
+    public var preferredSampleRate: Double? { state.withLock { $0.preferredSampleRate } }
+    public func setPreferredSampleRate(_ rate: Double) throws {
+        guard rate.isFinite, rate >= 8000, rate <= 384_000 else { throw DBusError.invalidArgs("a sample rate of \(rate) Hz is out of range (8000…384000)") }
+        state.withLock { $0.preferredSampleRate = rate }
+    }
+
+    /// The engine's period as a duration (its IO buffer).
+    public var ioBufferDuration: Double { Double(engine.configuration.periodFrames) / Double(engine.configuration.sampleRate) }
+    public var preferredIOBufferDuration: Double? { state.withLock { $0.preferredIOBufferDuration } }
+    public func setPreferredIOBufferDuration(_ duration: Double) throws {
+        guard duration.isFinite, duration > 0, duration <= 1 else { throw DBusError.invalidArgs("an IO buffer of \(duration) s is out of range (0…1 s)") }
+        state.withLock { $0.preferredIOBufferDuration = duration }
+    }
+    /// The output latency of the engine.
+    public var outputLatency: Double { engine.outputLatency }
+
+    // MARK: Notifications
+
+    /// Notifications as an async sequence; each call makes a new one.
+    public func notifications() -> AsyncStream<Notification> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Notification.self)
+        let token = observers.add { continuation.yield($0) }
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+
+    /// Calls `handler` for every notification.
+    public func observe(_ handler: @escaping @Sendable (Notification) -> Void) -> ObservationToken {
+        observers.add(handler)
+    }
+
+    func post(_ notification: Notification) { observers.notify(notification) }
+}

@@ -1,0 +1,174 @@
+import Arbiter
+import ArgumentParser
+import Earshot
+import Foundation
+
+/// `earshot remote`: sends a media command to the global remote-control target (the
+/// eligible process that last made sound), for window-manager key bindings.
+struct Remote: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a media command to the process that last made sound.",
+        discussion: """
+            COMMAND is play-pause, play, pause, next, previous, stop, or seek followed by \
+            a signed number of seconds (seek +10, seek -5). The target is the arbiter's: \
+            among processes in the playback category that handle remote commands, the one \
+            that last produced sound, across apps.
+
+            EXIT STATUS: 0 when the target accepted the command; 1 when there is no \
+            target or it replied with an error; 64 for an unknown command.
+            """
+    )
+
+    @OptionGroup var busOptions: BusOptions
+
+    @Argument(help: ArgumentHelp("play-pause, play, pause, next, previous, stop, or seek.", valueName: "COMMAND"))
+    var command: String
+
+    @Argument(help: ArgumentHelp("For seek: seconds, such as +10 or -5.", valueName: "SECONDS"))
+    var seconds: String?
+
+    static let methods = ["play-pause": "PlayPause", "play": "Play", "pause": "Pause", "next": "Next",
+                          "previous": "Previous", "stop": "Stop", "seek": "Seek"]
+
+    func validate() throws {
+        guard Remote.methods[command] != nil else {
+            throw ValidationError("unknown command “\(command)” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
+        }
+        if command == "seek" {
+            guard let seconds, let value = Double(seconds), value.isFinite else {
+                throw ValidationError("seek needs a number of seconds, such as +10 or -5")
+            }
+            _ = value
+        } else if seconds != nil {
+            throw ValidationError("\(command) takes no argument")
+        }
+    }
+
+    func run() async throws {
+        let method = Remote.methods[command]!
+        do {
+            let connection = try DBusConnection(busOptions.bus)
+            guard let target = try await connection.call(
+                destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
+                method: "Get", [.string(ArbiterName.interface), .string("Target")]).first?.string, !target.isEmpty else {
+                fail("earshot remote: no target: no process in the playback category has made sound")
+            }
+            var arguments: [DBusValue] = []
+            if command == "seek", let seconds, let value = Double(seconds) {
+                arguments = [.int64(Int64((value * 1_000_000).rounded()))]
+            }
+            _ = try await connection.call(destination: target, path: MPRISPlayer.objectPath,
+                                          interface: MPRISPlayer.playerInterface, method: method, arguments)
+            say("sent \(method) to \(target)")
+        } catch {
+            fail("earshot remote: \(error)")
+        }
+    }
+}
+
+/// `earshot status`: the arbiter's sessions, who plays, who is interrupted or ducked, and
+/// the target.
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the audio sessions, who plays, who is interrupted or ducked, and the target.",
+        discussion: "With --follow, prints the table again whenever it changes, until interrupted."
+    )
+
+    @OptionGroup var busOptions: BusOptions
+
+    @Flag(help: "Keep printing the table when it changes.")
+    var follow = false
+
+    func run() async throws {
+        do {
+            let connection = try DBusConnection(busOptions.bus)
+            try await printTable(connection)
+            guard follow else { return }
+            let changed = Locked(false)
+            _ = try await connection.subscribe(MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged",
+                                                         path: ArbiterName.path, arg0: ArbiterName.interface)) { _ in changed.set(true) }
+            _ = try await connection.watchNameOwner(ArbiterName.bus) { _ in changed.set(true) }
+            while true {
+                try await Task.sleep(for: .milliseconds(50))
+                if changed.update({ value in defer { value = false }; return value }) {
+                    say("")
+                    try await printTable(connection)
+                }
+            }
+        } catch {
+            fail("earshot status: \(error)")
+        }
+    }
+
+    private func printTable(_ connection: DBusConnection) async throws {
+        guard let owner = try await connection.nameOwner(ArbiterName.bus) else {
+            say("no arbiter: no Earshot process has an audio session")
+            return
+        }
+        let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
+                                              method: "GetAll", [.string(ArbiterName.interface)])
+        let all = reply.first?.stringKeyedDictionary ?? [:]
+        let sessions = all["Sessions"]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
+        let target = all["Target"]?.string ?? ""
+        say("arbiter \(owner)\(all["ScreenLocked"]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
+        say("SESSION   APP               CATEGORY        OPTIONS         STATE")
+        for session in sessions {
+            var state: [String] = []
+            if session["target"]?.bool == true { state.append("target") }
+            if session["active"]?.bool == true { state.append("active") }
+            if session["producingSound"]?.bool == true { state.append("playing") }
+            if session["interrupted"]?.bool == true { state.append("interrupted") }
+            if session["ducked"]?.bool == true { state.append("ducked") }
+            let options = session["options"]?.stringArray?.joined(separator: ",") ?? ""
+            func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
+            say(pad(session["id"]?.string ?? "?", 10) + pad(session["app"]?.string ?? "?", 18) + pad(session["category"]?.string ?? "?", 16)
+                + pad(options.isEmpty ? "-" : options, 16) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
+        }
+    }
+}
+
+/// `earshot daemon`: the arbiter as a service of its own.
+struct Daemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the audio-session arbiter (org.earshot.AudioSession) as a service.",
+        discussion: """
+            Takes org.earshot.AudioSession from an Earshot process that hosts it embedded \
+            (they queue for it with ALLOW_REPLACEMENT); every process registers again with \
+            the daemon. Started by D-Bus activation (dbus/org.earshot.AudioSession.service) \
+            or the systemd user unit (packaging/earshot-arbiter.service). Runs until SIGINT \
+            or SIGTERM.
+            """
+    )
+
+    @OptionGroup var busOptions: BusOptions
+
+    func run() async throws {
+        let connection: DBusConnection
+        let arbiter: Arbiter
+        do {
+            connection = try DBusConnection(busOptions.bus)
+            arbiter = try Arbiter(connection: connection)
+            let reply = try await connection.requestName(ArbiterName.bus, flags: [.replaceExisting])
+            guard reply == .primaryOwner || reply == .alreadyOwner else {
+                fail("earshot daemon: another arbiter owns \(ArbiterName.bus) and does not allow replacement")
+            }
+            say("serving \(ArbiterName.bus) as \(connection.uniqueName)")
+        } catch {
+            fail("earshot daemon: \(error)")
+        }
+        let stop = QuitSignal()
+        var sources: [DispatchSourceSignal] = []
+        for signo in [SIGINT, SIGTERM] {
+            signal(signo, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signo)
+            source.setEventHandler { stop.fire() }
+            source.resume()
+            sources.append(source)
+        }
+        connection.onDisconnect { stop.fire() }
+        while !stop.fired { try await Task.sleep(for: .milliseconds(50)) }
+        arbiter.stop()
+        await connection.flush()
+        _ = sources
+    }
+}

@@ -8,19 +8,31 @@ import Glibc
 struct EarshotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot",
-        abstract: "Media sessions for the Linux desktop: now playing, remote control, MPRIS.",
+        abstract: "Play audio with an iOS-style audio session, controllable over MPRIS.",
         discussion: """
-            earshot publishes players on the D-Bus session bus as MPRIS \
-            (org.mpris.MediaPlayer2), so desktop media keys, headset buttons, playerctl \
-            and GNOME or KDE media widgets can see and control them.
+            earshot plays files and system sounds through ALSA, and takes part in the \
+            desktop's audio sessions: a process in the playback category interrupts other \
+            non-mixable audio (which resumes when it deactivates), duckOthers lowers the \
+            others, ambient sounds mix in and go quiet while the screen is locked. The \
+            rules are applied across processes by the arbiter, org.earshot.AudioSession, \
+            which runs inside the first earshot process that finds none, or as \
+            `earshot daemon`.
 
-            It uses the session bus named by DBUS_SESSION_BUS_ADDRESS unless --bus \
-            gives another address.
+            Players are published on the D-Bus session bus as MPRIS \
+            (org.mpris.MediaPlayer2), so media keys, headset buttons, playerctl and GNOME \
+            or KDE media widgets control them; the process that last made sound is the \
+            target (`earshot remote` sends to it).
+
+            The session bus is the one DBUS_SESSION_BUS_ADDRESS names unless --bus gives \
+            another; the audio device is ALSA's "default" unless --device or \
+            EARSHOT_AUDIO_DEVICE names another.
 
             EXAMPLES:
-              earshot publish --title "Song A" --title "Song B" --artist Someone --length 180
-              playerctl -p earshot metadata --format '{{title}} {{position}}'
-              playerctl -p earshot next
+              earshot play song.flac other.ogg
+              earshot sound message-new-instant
+              earshot remote play-pause
+              earshot status --follow
+              earshot publish --title "Song A" --title "Song B" --length 180
             """,
         version: "0.1.0",
         subcommands: [Play.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]

@@ -11,7 +11,14 @@ struct Play: AsyncParsableCommand {
             Plays FILE… in order (WAV, AIFF, CAF with ALAC, FLAC, Ogg Vorbis, Opus, MP3) \
             through ALSA's default device, and publishes the queue as \
             org.mpris.MediaPlayer2.NAME so that media keys, playerctl and desktop widgets \
-            control it. Without a session bus it plays anyway, without MPRIS.
+            control it, and as an MPRIS track list. Without a session bus it plays \
+            anyway, without MPRIS or an audio session.
+
+            It joins the desktop's audio session in the category --category gives \
+            (playback by default): it interrupts non-mixable audio, or mixes with --mix, \
+            or lowers the others with --duck; it pauses when interrupted and resumes when \
+            the interrupter lets it; it pauses when its output device goes away. When it \
+            ends it deactivates and lets the audio it interrupted resume.
 
             On a terminal it shows a live line (title, elapsed / duration, level meter) and \
             reads keys: space pause/play, ← → seek 5 s, n next, p previous, q quit. \

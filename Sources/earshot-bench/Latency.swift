@@ -60,5 +60,8 @@ func runLatency(_ options: Options) {
             play(kind)
         }
     }
+    // The last sound's finish is reported when the engine has mixed it, before the device has
+    // played it: stay until it has been heard.
+    usleep(UInt32((engine.outputLatency + 0.2) * 1e6))
     emit("done underruns=\(engine.underrunCount)")
 }

@@ -3,13 +3,15 @@
 //   earshot-bench decode FILE [--repeat N]
 //       Opens FILE with AudioFile and decodes all of it to memory (readAll); one line per repeat:
 //       `decode frames=… seconds=… fps=… cpu=…` (seconds = open + readAll, CLOCK_MONOTONIC).
-//   earshot-bench players FILE… [--count N] [--seconds S] [--volume V]
-//       N AudioPlayers (files cycled) play at once for S seconds; prints the process CPU over the
-//       playing window, underruns, dropouts and each engine thread's CPU.
+//   earshot-bench players FILE… [--count N] [--seconds S] [--volume V] [--prepare 0|1] [--prepare-wait S]
+//       N AudioPlayers (files cycled) play at once for S seconds, after prepareToPlay() and a wait
+//       (unless --prepare 0); prints the process CPU over the playing window, the engine's underruns,
+//       the voices' dropouts (in the first second and after) and each engine thread's CPU.
 //   earshot-bench latency FILE [--cycles K] [--cold-gap S] [--warm-gap S]
 //       Plays FILE as a SystemSound and as a prepared AudioPlayer, alternately, with the device
 //       released (cold: after more than the engine's idle release) and open (warm); prints
-//       `play kind=… state=… t=MONOTONIC` just before each play() call, flushed at once.
+//       `play kind=… state=… t=MONOTONIC …` with the CLOCK_MONOTONIC time taken just before each
+//       play() call, flushed at once.
 //
 // Every line is `key=value` pairs after a leading word, for bench/audio to parse.
 

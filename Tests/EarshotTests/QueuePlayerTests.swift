@@ -89,6 +89,44 @@ struct SystemSoundTests {
         #expect(!sound.isPlaying)
     }
 
+    @Test("a short sound is heard whole, and its completion comes after its last frame")
+    func completionAfterHeard() async throws {
+        let sound = try SystemSound(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 0.05)))
+        let clock = ContinuousClock()
+        let completedAt = Locked<ContinuousClock.Instant?>(nil)
+        let audio = try await captured {
+            try sound.play { completedAt.withLock { $0 = clock.now } }
+            try await eventually("the completion", timeout: 3) { completedAt.value != nil }
+        }
+        let region = try #require(audio.activeRegions().first)
+        #expect(region.duration.isClose(to: 0.05, within: 0.002), "\(region)")
+        let completion = try #require(completedAt.value.flatMap { audio.time(of: $0) })
+        #expect(completion >= region.end - 0.005, "completion at \(completion) s, the sound ended at \(region.end) s")
+    }
+
+    @Test("on an open, idle device a sound starts as fast as on a fresh one")
+    func warmStart() async throws {
+        let sound = try SystemSound(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 0.1)))
+        let clock = ContinuousClock()
+        let calls = Locked<[ContinuousClock.Instant]>([])
+        let done = Locked(0)
+        let audio = try await captured {
+            for round in 1...2 {
+                calls.withLock { $0.append(clock.now) }
+                try sound.play { done.withLock { $0 += 1 } }
+                try await eventually("the completion", timeout: 3) { done.value == round }
+                try await sleep(0.2)  // the device stays open, idle
+            }
+        }
+        #expect(AudioEngine.shared.isDeviceOpen)
+        let onsets = audio.activeRegions().map(\.start)
+        #expect(onsets.count == 2, "\(audio.activeRegions())")
+        for (onset, call) in zip(onsets, calls.value) {
+            let latency = try onset - #require(audio.time(of: call))
+            #expect(latency < 0.02, "\(latency * 1000) ms from play() to the first frame captured")
+        }
+    }
+
     @Test("a missing name lists what was searched; a bad file names itself")
     func errors() throws {
         do {

@@ -102,6 +102,13 @@ final class PCMOutput: @unchecked Sendable {
         return snd_pcm_delay(handle, &frames) >= 0 ? Int(frames) : nil
     }
 
+    /// Waits until everything written has been played (through a sound server too),
+    /// then makes the stream ready to start again on the next write.
+    func drainAndPrepare() {
+        snd_pcm_drain(handle)
+        snd_pcm_prepare(handle)
+    }
+
     /// Stops at once, dropping what is buffered, and closes the stream.
     func close() {
         snd_pcm_drop(handle)

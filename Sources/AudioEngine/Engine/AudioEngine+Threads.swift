@@ -1,22 +1,31 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The engine's three threads: render (real time), reader (decoding), events (callbacks).
 extension AudioEngine {
     /// Mixes one period at a time and writes it to ALSA. In the steady state it touches
-    /// only preallocated memory and atomics; the one system call is the ALSA write
-    /// (plus `snd_pcm_delay` for the clock, and a semaphore post when an event is due).
+    /// only preallocated memory and atomics; the one system call is the ALSA write (plus
+    /// `snd_pcm_delay` for the clock, and a semaphore post when an event is due).
+    ///
+    /// Three states: *released* (no device: it waits to be handed one), *idle* (the
+    /// device is open but nothing plays: once the buffer has played out the stream stops,
+    /// so nothing is written and the next sound starts at once rather than behind queued
+    /// silence), and *running* (mixing and writing).
     func renderThread() {
+        requestRealtimePriority()
         let rate = Double(configuration.sampleRate)
         let capacity = 16_384
         let mix = UnsafeMutablePointer<Float>.allocate(capacity: capacity * 2)
         var output: PCMOutput?
+        var running = false
         var framesWritten: Int64 = 0
         var gain: Float = 1
         var gainStep: Float = 0
         var gainFramesLeft = 0
         var gainGeneration: UInt32 = 0
-        let silenceThreshold = Int(configuration.silenceBeforeSoundEvent * rate)
-        var silentFrames = Int.max / 2
+        var silence = SilenceTracker(threshold: Int(configuration.silenceBeforeSoundEvent * rate))
         var idleSince: Double?
 
         while true {
@@ -26,24 +35,50 @@ extension AudioEngine {
                 pendingOutput = nil
                 output = opened
                 latencyFrames.store(opened.bufferFrames, ordering: .relaxed)
-                // Keep the device clock continuous across a release and a reopen: frame
-                // index F is heard at device time F / rate.
-                framesWritten = Int64((deviceCurrentTime * rate).rounded())
-                publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                running = false
                 idleSince = nil
                 continue
             }
+
+            guard anyVoicePlaying() else {
+                let now = monotonicSeconds()
+                if running {
+                    // Let what is buffered play out (the end of the last sound), then stop.
+                    // A voice started meanwhile waits at most this drain.
+                    device.drainAndPrepare()
+                    publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                    running = false
+                    streamRunning.store(false, ordering: .releasing)
+                    idleSince = now
+                    silence.lastIdleCheck = now
+                }
+                if silence.accountIdle(until: now, rate: rate) { soundStopped() }
+                let since = idleSince ?? now
+                idleSince = since
+                if now - since > configuration.idleRelease, releaseDevice(device) {
+                    output = nil
+                    continue
+                }
+                _ = renderWake.wait(seconds: 0.05)
+                continue
+            }
+            idleSince = nil
+            if !running {
+                // Frame index F is heard at device time F / rate, across stops and reopens.
+                framesWritten = Int64((deviceCurrentTime * rate).rounded())
+                publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                running = true
+                streamRunning.store(true, ordering: .releasing)
+            }
+
             let frames = min(device.periodFrames, capacity)
             mix.update(repeating: 0, count: frames * 2)
-
-            var anyPlaying = false
             let cycle = renderEpoch.load(ordering: .relaxed)
             for slot in slots {
                 let bits = slot.voice.load(ordering: .acquiring)
                 guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
-                let voice = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
-                if voice.playState.load(ordering: .relaxed) == Voice.PlayState.playing.rawValue { anyPlaying = true }
-                voice.render(into: mix, frames: frames, firstFrame: framesWritten, cycle: cycle)
+                Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+                    .render(into: mix, frames: frames, firstFrame: framesWritten, cycle: cycle)
             }
             renderEpoch.add(1, ordering: .releasing)
 
@@ -65,19 +100,10 @@ extension AudioEngine {
                 mix[2 * i + 1] *= gain
                 peak = max(peak, abs(mix[2 * i]), abs(mix[2 * i + 1]))
             }
-            if peak > 1e-4 {
-                if silentFrames >= silenceThreshold {
-                    soundStarts.add(1, ordering: .releasing)
-                    eventSemaphore.signal()
-                }
-                silentFrames = 0
-            } else {
-                let wasSounding = silentFrames < silenceThreshold
-                silentFrames += frames
-                if wasSounding, silentFrames >= silenceThreshold {
-                    soundStops.add(1, ordering: .releasing)
-                    eventSemaphore.signal()
-                }
+            switch silence.account(frames: frames, audible: peak > 1e-4) {
+            case .started: soundStarted()
+            case .stopped: soundStopped()
+            case .none: break
             }
 
             switch device.write(mix, frames: frames) {
@@ -86,6 +112,8 @@ extension AudioEngine {
             case .failed(let reason):
                 device.close()
                 output = nil
+                running = false
+                streamRunning.store(false, ordering: .releasing)
                 publishClock(frames: Double(framesWritten), at: monotonicSeconds())
                 deviceFailure.withLock { $0 = .deviceLost(device: device.device, reason: reason) }
                 deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
@@ -93,33 +121,50 @@ extension AudioEngine {
                 continue
             }
             framesWritten += Int64(frames)
-            let now = monotonicSeconds()
-            if let delay = device.delay() { publishClock(frames: Double(framesWritten - Int64(delay)), at: now) }
-
-            if anyPlaying {
-                idleSince = nil
-            } else if let since = idleSince {
-                if now - since > configuration.idleRelease,
-                   deviceState.compareExchange(expected: DeviceState.open.rawValue, desired: DeviceState.closing.rawValue,
-                                               ordering: .acquiringAndReleasing).exchanged {
-                    if slots.contains(where: { slot in
-                        let bits = slot.voice.load(ordering: .acquiring)
-                        guard bits != 0, let p = UnsafeRawPointer(bitPattern: bits) else { return false }
-                        return Unmanaged<Voice>.fromOpaque(p).takeUnretainedValue().playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue
-                    }) {
-                        deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
-                        idleSince = nil
-                    } else {
-                        device.close()
-                        output = nil
-                        publishClock(frames: Double(framesWritten - Int64(device.delay() ?? 0)), at: monotonicSeconds())
-                        deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
-                    }
-                }
-            } else {
-                idleSince = now
-            }
+            if let delay = device.delay() { publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds()) }
         }
+    }
+
+    private func soundStarted() {
+        soundStarts.add(1, ordering: .releasing)
+        eventSemaphore.signal()
+    }
+
+    private func soundStopped() {
+        soundStops.add(1, ordering: .releasing)
+        eventSemaphore.signal()
+    }
+
+    /// Whether a voice is playing (or queued to start at a future frame).
+    func anyVoicePlaying() -> Bool {
+        slots.contains { slot in
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
+            return Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue().playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue
+        }
+    }
+
+    /// Closes the device after the idle time unless a voice started meanwhile (a
+    /// `start()` on another thread then waits for the close and opens it again).
+    private func releaseDevice(_ device: PCMOutput) -> Bool {
+        guard deviceState.compareExchange(expected: DeviceState.open.rawValue, desired: DeviceState.closing.rawValue,
+                                          ordering: .acquiringAndReleasing).exchanged else { return false }
+        if anyVoicePlaying() {
+            deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
+            return false
+        }
+        device.close()
+        deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
+        return true
+    }
+
+    /// Asks for `SCHED_FIFO` so that a loaded machine does not starve playback. Without the
+    /// privilege (most desktop users, unless rtkit grants it) the thread keeps its normal
+    /// priority.
+    private func requestRealtimePriority() {
+        var parameters = sched_param()
+        parameters.sched_priority = 10
+        _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
     }
 
     private func publishClock(frames: Double, at stamp: Double) {
@@ -136,18 +181,30 @@ extension AudioEngine {
             let epoch = renderEpoch.load(ordering: .acquiring)
             retired.withLock { $0.removeAll { epoch > $0.epoch + 1 } }
             let list = voices.withLock { Array($0.values) }
+            // Round-robin, two blocks a voice a round, so that voices starting together
+            // all get audio before any is filled to the brim.
             var wrote = false
-            for voice in list where voice.reader.fill(voice) { wrote = true }
+            var wroteThisRound = true
+            while wroteThisRound {
+                wroteThisRound = false
+                for voice in list where voice.reader.fill(voice, maxBlocks: 2) { wroteThisRound = true }
+                wrote = wrote || wroteThisRound
+            }
             _ = readerWake.wait(seconds: wrote ? 0.002 : 0.01)
         }
     }
 
-    /// Delivers sound-start events and voices' finished and error events.
+    /// Delivers sound-start and sound-stop events, and voices' finished and error events.
+    /// A voice's finish is delivered once its last frame has been heard (the device clock
+    /// has passed it), not when it was mixed.
     func eventThread() {
         var seenStarts = 0
         var seenStops = 0
+        var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
+        let rate = Double(configuration.sampleRate)
         while true {
-            _ = eventSemaphore.wait(seconds: 0.05)
+            let nextDue = finishing.map { Double($0.endFrame) / rate - deviceCurrentTime }.min()
+            _ = eventSemaphore.wait(seconds: max(0.001, min(0.05, nextDue ?? 0.05)))
             let starts = soundStarts.load(ordering: .acquiring)
             let stops = soundStops.load(ordering: .acquiring)
             // Starts and stops alternate (start, stop, start…): replay them in order.
@@ -173,13 +230,64 @@ extension AudioEngine {
                     voice.pause()
                     voice.onError.withLock { $0 }?(lost)
                 }
-                guard voice.finishedFlag.exchange(false, ordering: .acquiring) else { continue }
-                let error = voice.decodeError.withLock { $0 }
-                detach(voice)
-                voice.rewindAfterFinishing()
+                if voice.finishedFlag.exchange(false, ordering: .acquiring) {
+                    // Rewind at once (a replay starts from the top); report when heard.
+                    let error = voice.decodeError.withLock { $0 }
+                    detach(voice)
+                    voice.rewindAfterFinishing()
+                    finishing.append((voice, voice.endFrame.load(ordering: .relaxed), error))
+                }
+            }
+            // When nothing else plays, the render thread drains the device and stops the
+            // stream: then everything written has been heard. While other voices keep it
+            // running, the device clock says when the end was played.
+            let drained = !streamRunning.load(ordering: .acquiring)
+            let heard = deviceCurrentTime * rate
+            let othersPlaying = anyVoicePlaying()
+            let isDue: ((voice: Voice, endFrame: Int64, error: AudioFileError?)) -> Bool = { entry in
+                drained || (othersPlaying && Double(entry.endFrame) <= heard)
+            }
+            let due = finishing.filter(isDue)
+            finishing.removeAll(where: isDue)
+            for (voice, _, error) in due {
                 if let error { voice.onError.withLock { $0 }?(error) }
                 voice.onFinished.withLock { $0 }?(error == nil)
             }
         }
+    }
+}
+
+/// When the mix goes audible after silence, and silent after sound, for the engine's
+/// sound-started and sound-stopped events. Idle time (nothing written) counts as silence.
+struct SilenceTracker {
+    enum Change { case started, stopped, none }
+    let threshold: Int
+    var silentFrames: Int
+    var lastIdleCheck: Double = 0
+
+    init(threshold: Int) {
+        self.threshold = threshold
+        silentFrames = Int.max / 2
+    }
+
+    mutating func account(frames: Int, audible: Bool) -> Change {
+        if audible {
+            defer { silentFrames = 0 }
+            return silentFrames >= threshold ? .started : .none
+        }
+        return addSilence(frames)
+    }
+
+    /// Adds the idle time since the last call; returns true when that ends a sound.
+    mutating func accountIdle(until now: Double, rate: Double) -> Bool {
+        let frames = Int(max(0, now - lastIdleCheck) * rate)
+        lastIdleCheck = now
+        return addSilence(frames) == .stopped
+    }
+
+    private mutating func addSilence(_ frames: Int) -> Change {
+        let wasSounding = silentFrames < threshold
+        silentFrames = min(silentFrames + frames, Int.max / 2)
+        return wasSounding && silentFrames >= threshold ? .stopped : .none
     }
 }

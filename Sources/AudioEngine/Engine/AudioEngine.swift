@@ -59,6 +59,9 @@ public final class AudioEngine: @unchecked Sendable {
     let clockFrames = AtomicDouble(0)
     let clockStamp = AtomicDouble(monotonicSeconds())
     let latencyFrames = Atomic<Int>(0)
+    /// Whether the render thread is writing (the clock then follows the device; while the
+    /// stream is stopped or the device released, it follows the monotonic clock).
+    let streamRunning = Atomic<Bool>(false)
 
     // Process gain (ducking), ramped on the render thread.
     let processGainTarget = AtomicFloat(1)
@@ -93,7 +96,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// sample-accurately. While the device is open and stalls, the clock waits with it.
     public var deviceCurrentTime: Double {
         let rate = Double(configuration.sampleRate)
-        let open = isDeviceOpen
+        let open = streamRunning.load(ordering: .acquiring)
         let cap = 2 * Double(configuration.periodFrames) / rate
         while true {
             let before = clockSequence.load(ordering: .acquiring)

@@ -24,6 +24,7 @@ extension Voice {
         let frame = deviceTime.map { Int64(($0 * Double(engine.configuration.sampleRate)).rounded()) } ?? Int64.min
         startFrame.store(frame, ordering: .relaxed)
         playState.store(PlayState.playing.rawValue, ordering: .releasing)
+        engine.renderWake.signal()
         do {
             try engine.start()
         } catch {

@@ -57,6 +57,8 @@ public final class Voice: @unchecked Sendable {
     let meterMeanSquareLeft = AtomicFloat(0)
     let meterMeanSquareRight = AtomicFloat(0)
     let finishedFlag = Atomic<Bool>(false)
+    /// The engine frame just after the voice's last frame (when it will have been heard).
+    let endFrame = Atomic<Int64>(0)
     let dropouts = Atomic<Int>(0)
     /// Slot index in the engine's render table, or -1.
     let slot = Atomic<Int>(-1)
@@ -159,6 +161,7 @@ public final class Voice: @unchecked Sendable {
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {
                 playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+                endFrame.store(firstFrame + Int64(offset + got), ordering: .relaxed)
                 finishedFlag.store(true, ordering: .releasing)
                 startSuccessor(at: firstFrame + Int64(offset + got), mix: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
                 engine.eventSemaphore.signal()

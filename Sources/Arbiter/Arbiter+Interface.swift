@@ -86,7 +86,8 @@ extension Arbiter {
         let app = call.arguments[0].string ?? ""
         guard !app.isEmpty, app.utf8.count <= 255 else { throw .invalidArgs("app_name must be 1 to 255 bytes, not “\(app)”") }
         let state = call.arguments[1].stringKeyedDictionary ?? [:]
-        let known: Set<String> = ["category", "options", "mode", "active", "producingSound", "remoteCommands"]
+        let known: Set<String> = ["category", "options", "mode", "active", "producingSound", "remoteCommands",
+                                  "interruptedBy", "wasPlaying"]
         if let unknown = state.keys.first(where: { !known.contains($0) }) {
             throw .invalidArgs("unknown state key “\(unknown)” (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -99,6 +100,13 @@ extension Arbiter {
         let options = try WireFormat.options(state["options"]?.stringArray ?? [])
         let mode = try state["mode"].map { value throws(DBusError) in try WireFormat.mode(value.string ?? "\(value)") } ?? .default
         let active = try bool("active"), producing = try bool("producingSound"), remote = try bool("remoteCommands")
+        let wasPlaying = try bool("wasPlaying")
+        let interruptedBy = try state["interruptedBy"].map { value throws(DBusError) -> SessionID in
+            guard let name = value.string, name.hasPrefix(":"), (try? BusName.validate(name)) != nil else {
+                throw .invalidArgs("state “interruptedBy” must be a unique bus name, not \(value)")
+            }
+            return SessionID(name)
+        }
 
         let count = policy.sessions.count
         guard count < configuration.maximumSessions else {
@@ -114,6 +122,8 @@ extension Arbiter {
             handle(.vanished(id))  // all or nothing
             throw error
         }
+        if let interruptedBy { restore(id, interruptedBy: interruptedBy, wasPlaying: wasPlaying) }
+        restorePending(interruptedBy: id)
         return situation(of: id)
     }
 

@@ -36,6 +36,9 @@ public final class Arbiter: Sendable {
         var object: DBusExportedObject?
         var subscriptions: [SignalSubscription] = []
         var silenceTimers: [SessionID: UInt64] = [:]
+        /// Re-registered sessions still interrupted by a session that has not registered
+        /// again yet, by interrupter.
+        var pendingRestores: [SessionID: [(victim: SessionID, wasPlaying: Bool)]] = [:]
         var announced: (target: String, locked: Bool)?
     }
 
@@ -50,6 +53,7 @@ public final class Arbiter: Sendable {
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
             guard change.newOwner == nil, change.name.hasPrefix(":") else { return }
             self?.handle(.vanished(SessionID(change.name)))
+            self?.endPendingRestores(interruptedBy: SessionID(change.name))
         }]
         for saver in ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"] {
             subscriptions.append(connection.subscribeNow(MatchRule(interface: saver, member: "ActiveChanged")) { [weak self] message in

@@ -116,7 +116,11 @@ public final class AudioPlayer: Sendable {
     public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
 
     private func start(at time: TimeInterval?) -> Bool {
-        AudioSession.connected.withLock { $0 }?.playerStarted(self)
+        if let session = AudioSession.connected.withLock({ $0 }), !session.playerWillStart(self) {
+            // Interrupted: the player waits for the interruption to end.
+            sessionObserver.withLock { $0 }?(.paused(.interrupted))
+            return false
+        }
         do {
             try voice.play(atDeviceTime: time)
             lastErrorStorage.withLock { $0 = nil }
@@ -149,8 +153,28 @@ public final class AudioPlayer: Sendable {
     /// Pauses; buffers and position are kept.
     public func pause() { voice.pause() }
 
+    /// Why the session paused a player.
+    enum SessionPause: Sendable { case interrupted, deviceLost }
+
+    /// Pauses on the session's behalf and tells the owner (a queue keeps its state right).
+    func pauseForSession(_ reason: SessionPause) {
+        voice.pause()
+        sessionObserver.withLock { $0 }?(.paused(reason))
+    }
+
     /// Plays again after the session's interruption ended with `shouldResume`.
-    func resumeAfterInterruption() { _ = start(at: nil) }
+    func resumeAfterInterruption() {
+        _ = start(at: nil)
+        sessionObserver.withLock { $0 }?(.resumed)
+    }
+
+    /// The interruption ended without `shouldResume`: the player stays paused.
+    func sessionReleased(resumed: Bool) {
+        sessionObserver.withLock { $0 }?(resumed ? .resumed : .stayedPaused)
+    }
+
+    enum SessionChange: Sendable { case paused(SessionPause), resumed, stayedPaused }
+    let sessionObserver = Mutex<(@Sendable (SessionChange) -> Void)?>(nil)
 
     /// Stops, rewinds to the start and releases the buffers.
     public func stop() { voice.stop() }

@@ -72,36 +72,45 @@ extension AudioSession {
     /// Whether this process hosts the arbiter.
     public var isHostingArbiter: Bool { state.withLock { $0.hosted != nil } }
 
-    /// Registers with the whole current state.
+    /// Registers with the whole current state. After a host change, a session that is
+    /// interrupted by another says so, and the new arbiter carries the interruption on;
+    /// if its interrupter is gone (or it was interrupted by the screen lock, which the new
+    /// arbiter learns afresh), the interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
-        let (stateDictionary, remote) = state.withLock { s -> ([String: DBusValue], Bool) in
+        var (full, interruptedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, Bool) in
             (["category": .string(s.category.rawValue), "options": .strings(WireFormat.names(of: s.options)),
               "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive), "producingSound": .boolean(s.producingSound)],
-             s.mpris.map { _ in true } ?? false)
+             reset && s.interrupted ? s.interruptedBy : nil, !s.pausedByInterruption.isEmpty)
         }
-        var full = stateDictionary
-        full["remoteCommands"] = .boolean(remote && remoteCommandsAvailable)
+        let adopted = state.withLock { $0.mpris != nil }
+        full["remoteCommands"] = .boolean(adopted && remoteCommandsAvailable)
+        let staleInterruption = reset && isInterrupted
+        if let by = interruptedBy, try await connection.nameOwner(by) == nil { interruptedBy = nil }
+        if let interruptedBy {
+            full["interruptedBy"] = .string(interruptedBy)
+            full["wasPlaying"] = .boolean(wasPlaying)
+        }
         let owner = try await connection.nameOwner(ArbiterName.bus)
         let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
                                               method: "Register", [.string(appName), .vardict(full)])
         let situation = reply.first?.stringKeyedDictionary ?? [:]
         let gain = situation["duckGain"]?.double ?? 1
-        // An interruption from before the host changed will never end by itself: the new
-        // arbiter starts afresh. It resumes only if the interrupter was the host that died.
-        let (previousHost, staleInterruption) = state.withLock { s -> (String?, String??) in
-            let previous = s.registeredWith
-            let stale: String?? = reset && s.interrupted ? .some(s.interruptedBy) : .none
-            s.registeredWith = owner
+        let previousHost = state.withLock { s -> String? in
+            defer { s.registeredWith = owner }
             s.otherAudioPlaying = situation["otherAudioPlaying"]?.bool ?? false
             s.secondaryHint = situation["secondaryAudioShouldBeSilenced"]?.bool ?? false
             s.duckGain = gain
-            if reset { (s.interrupted, s.interruptedBy) = (false, nil) }
-            return (previous, stale)
+            return s.registeredWith
         }
         engine.setProcessGain(Float(gain))
         if reset { post(.mediaServicesWereReset) }
-        if case .some(let by) = staleInterruption {
-            let resume = by != nil && by == previousHost
+        if staleInterruption, interruptedBy == nil {
+            let by = state.withLock { s -> String? in
+                defer { (s.interrupted, s.interruptedBy) = (false, nil) }
+                return s.interruptedBy
+            }
+            // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
+            let resume = by != nil && (by == previousHost || wasPlaying)
             post(.interruption(.ended(shouldResume: resume)))
             resumePlayersAfterInterruption(resume)
         }
@@ -126,6 +135,7 @@ extension AudioSession {
                 s.interruptedBy = by.isEmpty ? nil : by
                 s.isActive = false
             }
+            AudioSession.trace("interruption began")
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
         case "InterruptionEnded":

@@ -48,35 +48,51 @@ extension AudioSession {
     /// The engine started or stopped producing sound: tell the arbiter; on a start in an
     /// eligible session, take the MPRIS name first so that the desktop's target follows.
     private func soundChanged(_ producing: Bool) {
-        let mpris = state.withLock { s -> MPRISPlayer? in
-            s.producingSound = producing
-            if producing { s.isActive = true }
-            return s.mpris
+        state.withLock { $0.producingSound = producing }
+        AudioSession.trace(producing ? "sound started" : "sound stopped")
+        Task { await self.reportSound(producing) }
+    }
+
+    func reportSound(_ producing: Bool) async {
+        if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
+            _ = try? await mpris.claimName()
+            AudioSession.trace("name claimed")
         }
-        let claim = producing && isEligibleRemoteTarget
-        Task {
-            if claim, let mpris { _ = try? await mpris.claimName() }
-            try? await self.call("ReportSound", [.boolean(producing)])
-        }
+        try? await call("ReportSound", [.boolean(producing)])
+        AudioSession.trace(producing ? "sound reported" : "silence reported")
     }
 
     // MARK: Players
 
-    /// Called by a player that starts: it will follow interruptions, and an inactive
-    /// session activates (as `AVAudioPlayer.play()` activates the session on iOS).
-    func playerStarted(_ player: AudioPlayer) {
-        let activate = state.withLock { s -> Bool in
+    /// Called by a player that is about to start: it will follow interruptions, and an
+    /// inactive session activates (as `AVAudioPlayer.play()` activates the session on
+    /// iOS). Returns false while the session is interrupted: the player then waits, and
+    /// starts when the interruption ends with `shouldResume`.
+    func playerWillStart(_ player: AudioPlayer) -> Bool {
+        let (allowed, activate) = state.withLock { s -> (Bool, Bool) in
             s.players[ObjectIdentifier(player)] = WeakPlayer(player: player)
+            if s.interrupted {
+                s.pausedByInterruption.insert(ObjectIdentifier(player))
+                return (false, false)
+            }
             s.pausedByInterruption.remove(ObjectIdentifier(player))
-            return !s.isActive
+            return (true, !s.isActive)
         }
-        if activate { Task { try? await self.setActive(true) } }
+        if activate {
+            Task {
+                try? await self.setActive(true)
+                // Sound that started before the activation reached the arbiter was refused
+                // there; now that the session is active, report it again.
+                if self.engine.isProducingSound { await self.reportSound(true) }
+            }
+        }
+        return allowed
     }
 
     func pausePlayersForInterruption() {
         let playing = livePlayers().filter(\.isPlaying)
         state.withLock { s in s.pausedByInterruption.formUnion(playing.map(ObjectIdentifier.init)) }
-        playing.forEach { $0.pause() }
+        playing.forEach { $0.pauseForSession(.interrupted) }
     }
 
     func resumePlayersAfterInterruption(_ shouldResume: Bool) {
@@ -84,8 +100,11 @@ extension AudioSession {
             defer { s.pausedByInterruption = [] }
             return s.pausedByInterruption
         }
-        guard shouldResume, !paused.isEmpty else { return }
         let players = livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
+        guard shouldResume, !players.isEmpty else {
+            players.forEach { $0.sessionReleased(resumed: false) }
+            return
+        }
         Task {
             try? await self.setActive(true)
             players.forEach { $0.resumeAfterInterruption() }
@@ -93,7 +112,7 @@ extension AudioSession {
     }
 
     func pauseAllPlayers() {
-        livePlayers().filter(\.isPlaying).forEach { $0.pause() }
+        livePlayers().filter(\.isPlaying).forEach { $0.pauseForSession(.deviceLost) }
     }
 
     private func livePlayers() -> [AudioPlayer] {

@@ -116,11 +116,11 @@ public final class AudioSession: Sendable {
 
     /// Activates or deactivates the session.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws {
+        AudioSession.trace(active ? "activate" : "deactivate")
         try await call("SetActive", [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
-        state.withLock { s in
-            s.isActive = active
-            if active { s.interrupted = false }
-        }
+        // The arbiter's signals come before its reply: an interruption that the
+        // activation itself caused (the screen is locked) is already recorded.
+        state.withLock { s in s.isActive = active && !s.interrupted }
     }
 
     // MARK: Route and hardware
@@ -163,4 +163,12 @@ public final class AudioSession: Sendable {
     }
 
     func post(_ notification: Notification) { observers.notify(notification) }
+
+    /// Receives timestamped milestones (sound started, name claimed, activation sent,
+    /// interruption received) for measurements; `earshot` sets it when `EARSHOT_TRACE=1`.
+    public static let trace = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    static func trace(_ event: @autoclosure () -> String) {
+        if let handler = trace.withLock({ $0 }) { handler(event()) }
+    }
 }

@@ -44,6 +44,9 @@ public final class QueuePlayer: Sendable {
         var nowPlaying: NowPlayingInfoCenter?
         var lastError: AudioEngineError?
         var itemsChanged: (@Sendable () -> Void)?
+        /// The audio session paused the current item (an interruption): the queue still
+        /// means to play, but is not playing.
+        var suspended = false
 
         /// Forgets the prepared next item, unlinking it from the current player first so
         /// that the engine never starts a player that is gone.
@@ -148,6 +151,7 @@ public final class QueuePlayer: Sendable {
     public func play() {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
+            s.suspended = false
             return s.player
         }
         if let player {
@@ -307,6 +311,7 @@ public final class QueuePlayer: Sendable {
         player.rate = rate
         player.numberOfLoops = loops
         player.isMeteringEnabled = true
+        player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         watch(player, item: item)
         state.withLock { $0.player = player }
         if play {
@@ -416,6 +421,18 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// The session paused, resumed or released the current item.
+    private func sessionChanged(_ change: AudioPlayer.SessionChange) {
+        state.withLock { s in
+            switch change {
+            case .paused(.interrupted): s.suspended = true
+            case .paused(.deviceLost), .stayedPaused: (s.suspended, s.wantsToPlay) = (false, false)
+            case .resumed: s.suspended = false
+            }
+        }
+        publish()
+    }
+
     /// Calls `handler` after the queue or its state changes (for
     /// ``MPRISPlayer/trackListChanged()``).
     public func onChange(_ handler: @escaping @Sendable () -> Void) {
@@ -426,7 +443,8 @@ public final class QueuePlayer: Sendable {
     func publish() {
         defer { state.withLock { $0.itemsChanged }?() }
         let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay) = state.withLock { s in
-            (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode, s.wantsToPlay)
+            (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,
+             s.wantsToPlay && !s.suspended)
         }
         guard let center else { return }
         guard let item, let index else {

@@ -34,13 +34,20 @@ extension SessionPolicy {
         /// The arbiter's timer: this session has not produced sound for longer than the
         /// silence timeout. Like iOS deactivating a suspended app's session.
         case silenceTimeout(SessionID)
+        /// After the arbiter changed hosts, a session that re-registered says it is still
+        /// interrupted by `by` (and whether it was playing when that began). The
+        /// interruption is restored, without a new began, if `by` is active and its rules
+        /// interrupt the session; otherwise it ends, as if `by` had deactivated with
+        /// `notifyOthersOnDeactivation`.
+        case restoreInterruption(SessionID, by: SessionID, wasPlaying: Bool)
 
         /// The session the event is about; `nil` for system events.
         public var sessionID: SessionID? {
             switch self {
             case let .register(id, _, _), let .vanished(id), let .setCategory(id, _, _, _),
                  let .activate(id), let .deactivate(id, _), let .soundStarted(id, _),
-                 let .soundStopped(id, _), let .remoteCommandsChanged(id, _), let .silenceTimeout(id):
+                 let .soundStopped(id, _), let .remoteCommandsChanged(id, _), let .silenceTimeout(id),
+                 let .restoreInterruption(id, _, _):
                 id
             case .screenLockChanged, .silentModeChanged, .routeDisconnected:
                 nil

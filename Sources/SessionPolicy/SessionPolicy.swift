@@ -138,6 +138,8 @@ public struct SessionPolicy: Sendable, Equatable {
             setSilentMode(on)
         case .routeDisconnected:
             disconnectRoute()
+        case let .restoreInterruption(id, by, wasPlaying):
+            restoreInterruption(id, by: by, wasPlaying: wasPlaying)
         case let .silenceTimeout(id):
             silenceTimedOut(id)
         }
@@ -155,6 +157,8 @@ public struct SessionPolicy: Sendable, Equatable {
             return (id, .optionsNotAllowedForCategory)
         case .soundStarted where session.isInterrupted:
             return (id, .soundWhileInterrupted)
+        case let .restoreInterruption(_, by, _) where sessions[by] == nil:
+            return (by, .unknownSession)
         default:
             return nil
         }

@@ -71,6 +71,9 @@ struct Play: AsyncParsableCommand {
         // processes; MPRIS goes on the session's connection so that one bus name is both
         // the arbiter's target and the MPRIS owner.
         let session = AudioSession(appName: name, bus: busOptions.bus)
+        if ProcessInfo.processInfo.environment["EARSHOT_TRACE"] == "1" {
+            AudioSession.trace.withLock { $0 = { event in say(String(format: "trace %.6f %@", wallClockNow(), event)) } }
+        }
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
         do {
@@ -84,9 +87,9 @@ struct Play: AsyncParsableCommand {
             queue.onChange { [weak player] in player?.trackListChanged() }
             try await player.publish()
             try await session.adopt(player, commands: commands)
+            reportSessionEvents(of: session)
             try await session.setActive(true)
             (mpris, connection) = (player, bus)
-            reportSessionEvents(of: session)
         } catch {
             note("earshot play: not published on MPRIS and not in an audio session (\(error))")
         }
@@ -141,6 +144,14 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     func get() -> Value { lock.withLock { value } }
     func set(_ new: Value) { lock.withLock { value = new } }
     func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}
+
+/// CLOCK_REALTIME in seconds: the clock of dbus-monitor's timestamps, so traces and bus
+/// traffic can be compared.
+func wallClockNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// Writes a line to standard error.

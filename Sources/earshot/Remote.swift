@@ -24,8 +24,11 @@ struct Remote: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("play-pause, play, pause, next, previous, stop, or seek.", valueName: "COMMAND"))
     var command: String
 
-    @Argument(help: ArgumentHelp("For seek: seconds, such as +10 or -5.", valueName: "SECONDS"))
-    var seconds: String?
+    // All unrecognized words, so that `seek -5` is a number, not an unknown option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("For seek: seconds, such as +10 or -5.", valueName: "SECONDS"))
+    var arguments: [String] = []
+
+    var seconds: String? { arguments.first }
 
     static let methods = ["play-pause": "PlayPause", "play": "Play", "pause": "Pause", "next": "Next",
                           "previous": "Previous", "stop": "Stop", "seek": "Seek"]
@@ -34,6 +37,7 @@ struct Remote: AsyncParsableCommand {
         guard Remote.methods[command] != nil else {
             throw ValidationError("unknown command “\(command)” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
         }
+        guard arguments.count <= 1 else { throw ValidationError("\(command) takes at most one argument, not \(arguments.joined(separator: " "))") }
         if command == "seek" {
             guard let seconds, let value = Double(seconds), value.isFinite else {
                 throw ValidationError("seek needs a number of seconds, such as +10 or -5")
@@ -48,6 +52,9 @@ struct Remote: AsyncParsableCommand {
         let method = Remote.methods[command]!
         do {
             let connection = try DBusConnection(busOptions.bus)
+            guard try await connection.nameOwner(ArbiterName.bus) != nil else {
+                fail("earshot remote: no arbiter: no Earshot process has an audio session")
+            }
             guard let target = try await connection.call(
                 destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
                 method: "Get", [.string(ArbiterName.interface), .string("Target")]).first?.string, !target.isEmpty else {

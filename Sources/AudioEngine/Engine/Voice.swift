@@ -74,6 +74,10 @@ public final class Voice: @unchecked Sendable {
     var renderGainFramesLeft = 0
     var renderVolumeGeneration: UInt32 = 0
     var renderMark = Mark(ringFrame: 0, mediaTime: 0, mediaPerFrame: 0, isEnd: false)
+    /// Whether the voice has mixed a frame since it was (re)started: until then an empty
+    /// ring means the reader has not caught up yet (a play without prepare starts a
+    /// little late, as with AVAudioPlayer), not a dropout.
+    var renderHasStarted = false
     var renderPeak: (Float, Float) = (0, 0)
     var renderMeanSquare: (Float, Float) = (0, 0)
 
@@ -135,17 +139,28 @@ public final class Voice: @unchecked Sendable {
         var peak: (Float, Float) = (0, 0)
         var sumSquares: (Float, Float) = (0, 0)
 
+        if !renderHasStarted, ring.availableToRead == 0, !renderMark.isEnd {
+            if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
+            return
+        }
+        renderHasStarted = true
         var out = mix + offset * 2
         let wanted = frames - offset
+        // The loop works on locals: class properties touched per frame pay for Swift's
+        // dynamic exclusivity checks, which cost more than the mixing.
+        var gain = renderGain
+        let gainStep = renderGainStep
+        var gainFramesLeft = renderGainFramesLeft
+        let target = targetVolume.value
         let got = ring.read(frames: wanted) { span, count, _ in
             for i in 0..<count {
-                if renderGainFramesLeft > 0 {
-                    renderGain += renderGainStep
-                    renderGainFramesLeft -= 1
-                    if renderGainFramesLeft == 0 { renderGain = targetVolume.value }
+                if gainFramesLeft > 0 {
+                    gain += gainStep
+                    gainFramesLeft -= 1
+                    if gainFramesLeft == 0 { gain = target }
                 }
-                let l = span[2 * i] * renderGain * panLeft
-                let r = span[2 * i + 1] * renderGain * panRight
+                let l = span[2 * i] * gain * panLeft
+                let r = span[2 * i + 1] * gain * panRight
                 out[0] += l
                 out[1] += r
                 out += 2
@@ -155,11 +170,15 @@ public final class Voice: @unchecked Sendable {
                 }
             }
         }
+        renderGain = gain
+        renderGainStep = gainStep
+        renderGainFramesLeft = gainFramesLeft
         if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
         publishPosition()
 
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {
+                renderHasStarted = false
                 playState.store(PlayState.stopped.rawValue, ordering: .releasing)
                 endFrame.store(firstFrame + Int64(offset + got), ordering: .relaxed)
                 finishedFlag.store(true, ordering: .releasing)

@@ -32,6 +32,8 @@ final class VoiceReader: @unchecked Sendable {
     private var stretchDelay = 0
     private var loopsDone = 0
     private(set) var ended = false
+    /// Between crossing the low-water mark and the ring being full again.
+    private var refilling = false
     private(set) var failure: AudioFileError?
 
     init(file: any FrameSource, engineRate: Int) throws {
@@ -78,6 +80,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.ring.reset()
             voice.marks.reset()
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
+            voice.renderHasStarted = false
             voice.position.store(target)
             voice.ringOwner.store(0, ordering: .releasing)
             generation = requested
@@ -87,6 +90,10 @@ final class VoiceReader: @unchecked Sendable {
             voice.appliedSeekGeneration.store(requested, ordering: .releasing)
         }
         guard !ended, failure == nil else { return false }
+        // Refill only below half full, then in large blocks: topping the ring up a few
+        // hundred frames at a time cost more than the decoding itself.
+        guard voice.ring.availableToRead < voice.ring.capacity / 2 || refilling else { return false }
+        refilling = true
 
         var wrote = false
         var blocks = 0
@@ -95,7 +102,10 @@ final class VoiceReader: @unchecked Sendable {
             let ratio = Double(engineRate) / Double(file.format.sampleRate) / Double(rateSeen)
             let room = voice.ring.availableToWrite - 256
             let inputFrames = min(VoiceReader.blockFrames, Int(Double(room) / ratio) - 64)
-            guard inputFrames >= 64 else { break }
+            guard inputFrames >= VoiceReader.blockFrames / 2 else {
+                refilling = false
+                break
+            }
             let read: Int
             do {
                 read = try file.read(into: decoded, frames: inputFrames)

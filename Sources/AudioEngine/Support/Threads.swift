@@ -2,9 +2,17 @@
 import Glibc
 #endif
 
-/// Starts a detached thread running `body`; `name` appears in failure messages.
+/// Starts a detached thread running `body`, named `name` (as `top -H` and /proc show it).
 func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
+    let body = { @Sendable in
+        // /proc/thread-self/comm takes the name (15 bytes at most).
+        if let file = fopen("/proc/thread-self/comm", "w") {
+            fputs(String(name.prefix(15)), file)
+            fclose(file)
+        }
+        body()
+    }
     var thread = pthread_t()
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     let result = pthread_create(&thread, nil, { argument in

@@ -16,7 +16,7 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         // libpulse's pkg-config flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses; its
         // headers are in the default include path, so the module map alone suffices.
@@ -29,7 +29,7 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus"]),
         // Decoding, resampling, time-stretching, mixing and ALSA output. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSampleRate", "CRubberBand"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSpeexDSP", "CRubberBand"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.

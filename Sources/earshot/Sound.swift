@@ -27,6 +27,9 @@ struct Sound: AsyncParsableCommand {
 
     func run() async throws {
         if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        // Open the device (connecting to the sound server) while the sound decodes.
+        let opening = Thread { try? AudioEngine.shared.openDevice() }
+        opening.start()
         let isFile = sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound
         do {

@@ -1,4 +1,4 @@
-internal import CSampleRate
+internal import CSpeexDSP
 
 /// Why a ``SampleRateConverter`` could not be made.
 public struct SampleRateConverterError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -11,20 +11,30 @@ public struct SampleRateConverterError: Error, Sendable, Hashable, CustomStringC
     }
 }
 
-/// Streaming sample-rate conversion of interleaved Float32 with libsamplerate.
+/// Streaming sample-rate conversion of interleaved Float32 with the speexdsp resampler
+/// (the resampler PulseAudio uses by default).
 ///
 /// ``process(input:inputFrames:output:outputCapacity:endOfInput:)`` neither allocates nor locks:
-/// it may be called per block on the engine's reader thread. When the two rates are equal it
-/// copies the input unchanged (no filter, no delay). Not thread-safe: one thread converts.
+/// it may be called per block on the engine's reader thread. The filter's initial delay is
+/// skipped and its tail drained at the end of input, so the output lines up with the input
+/// and has the expected length. When the two rates are equal it copies the input unchanged.
+/// Not thread-safe: one thread converts.
 public final class SampleRateConverter: @unchecked Sendable {
-    /// The interpolator: libsamplerate's sinc converters.
+    /// How good (and how costly) the interpolation is: speexdsp quality 10, 5 and 3.
+    /// On this project's 2-core machine, 10 s of 44.1 → 48 kHz stereo cost about 0.34 %
+    /// of a core at `.fastest`, where libsamplerate's fastest sinc cost 0.47 % (bench/audio).
     public enum Quality: Sendable {
-        /// `SRC_SINC_BEST_QUALITY`: 97 dB SNR, the slowest.
         case best
-        /// `SRC_SINC_MEDIUM_QUALITY`: 97 dB SNR, a narrower pass band, several times faster than `best`.
         case medium
-        /// `SRC_SINC_FASTEST`: band limited, 97 dB SNR, the fastest sinc.
         case fastest
+
+        var speexQuality: Int32 {
+            switch self {
+            case .best: 10
+            case .medium: 5
+            case .fastest: 3
+            }
+        }
     }
 
     /// Output frames per input frame (`outputRate / inputRate`).
@@ -32,9 +42,15 @@ public final class SampleRateConverter: @unchecked Sendable {
     /// Interleaved channels per frame.
     public let channels: Int
     private let state: OpaquePointer?
+    /// Silence fed at the end of input to push the filter's tail out.
+    private let zeros: UnsafeMutablePointer<Float>
+    private let zeroFrames = 256
+    private let inputLatency: Int
+    /// Tail frames still to drain, once the end of input was seen.
+    private var drainLeft: Int?
 
-    /// Creates a converter from `inputRate` to `outputRate` for `channels` interleaved channels.
-    /// The ratio must lie within libsamplerate's 1/256…256.
+    /// Creates a converter from `inputRate` to `outputRate` (whole numbers of Hz) for
+    /// `channels` interleaved channels.
     public init(
         channels: Int, inputRate: Double, outputRate: Double, quality: Quality = .medium
     ) throws(SampleRateConverterError) {
@@ -45,30 +61,36 @@ public final class SampleRateConverter: @unchecked Sendable {
         guard inputRate.isFinite, outputRate.isFinite, inputRate > 0, outputRate > 0 else {
             throw SampleRateConverterError("\(what): the rates must be positive")
         }
+        guard inputRate == inputRate.rounded(), outputRate == outputRate.rounded(),
+              inputRate <= 1_536_000, outputRate <= 1_536_000 else {
+            throw SampleRateConverterError("\(what): the rates must be whole numbers of Hz up to 1536000")
+        }
         let ratio = outputRate / inputRate
-        guard src_is_valid_ratio(ratio) != 0 else {
+        guard ratio >= 1.0 / 256, ratio <= 256 else {
             throw SampleRateConverterError("\(what): the ratio \(ratio) is outside 1/256…256")
         }
         self.ratio = ratio
         self.channels = channels
+        zeros = .allocate(capacity: zeroFrames * channels)
+        zeros.initialize(repeating: 0, count: zeroFrames * channels)
         if ratio == 1 {
             state = nil
+            inputLatency = 0
             return
         }
-        let type: Int32 = switch quality {
-        case .best: Int32(SRC_SINC_BEST_QUALITY)
-        case .medium: Int32(SRC_SINC_MEDIUM_QUALITY)
-        case .fastest: Int32(SRC_SINC_FASTEST)
-        }
         var error: Int32 = 0
-        guard let state = src_new(type, Int32(channels), &error) else {
-            throw SampleRateConverterError("\(what): \(String(cString: src_strerror(error)))")
+        guard let state = speex_resampler_init(UInt32(channels), UInt32(inputRate), UInt32(outputRate), quality.speexQuality, &error) else {
+            zeros.deallocate()
+            throw SampleRateConverterError("\(what): \(String(cString: speex_resampler_strerror(error)))")
         }
+        speex_resampler_skip_zeros(state)
         self.state = state
+        inputLatency = Int(speex_resampler_get_input_latency(state))
     }
 
     deinit {
-        if let state { src_delete(state) }
+        if let state { speex_resampler_destroy(state) }
+        zeros.deallocate()
     }
 
     /// Converts up to `inputFrames` frames of `input` into `output`, which has room for
@@ -85,21 +107,30 @@ public final class SampleRateConverter: @unchecked Sendable {
             output.update(from: input, count: frames * channels)
             return (frames, frames)
         }
-        var data = SRC_DATA(
-            data_in: input, data_out: output,
-            input_frames: max(0, inputFrames), output_frames: max(0, outputCapacity),
-            input_frames_used: 0, output_frames_gen: 0,
-            end_of_input: endOfInput ? 1 : 0, src_ratio: ratio
-        )
-        let error = src_process(state, &data)
-        // Errors here are misuse (overlapping buffers, a bad pointer): no data is converted.
-        assert(error == 0, "src_process: \(String(cString: src_strerror(error)))")
-        guard error == 0 else { return (0, 0) }
-        return (data.input_frames_used, data.output_frames_gen)
+        var consumed = UInt32(max(0, inputFrames))
+        var produced = UInt32(max(0, outputCapacity))
+        if inputFrames > 0 || !endOfInput {
+            speex_resampler_process_interleaved_float(state, input, &consumed, output, &produced)
+            return (Int(consumed), Int(produced))
+        }
+        // The end: feed silence for the filter's input latency to push out its tail.
+        let left = drainLeft ?? inputLatency
+        guard left > 0, outputCapacity > 0 else {
+            drainLeft = 0
+            return (0, 0)
+        }
+        var zerosIn = UInt32(min(left, zeroFrames))
+        produced = UInt32(min(outputCapacity, Int((Double(zerosIn) * ratio).rounded(.up)) + 1))
+        speex_resampler_process_interleaved_float(state, zeros, &zerosIn, output, &produced)
+        drainLeft = left - Int(zerosIn)
+        return (0, Int(produced))
     }
 
     /// Forgets the samples held back, for a new stream (after a seek).
     public func reset() {
-        if let state { src_reset(state) }
+        guard let state else { return }
+        speex_resampler_reset_mem(state)
+        speex_resampler_skip_zeros(state)
+        drainLeft = nil
     }
 }

@@ -199,6 +199,10 @@ public final class AudioEngine: @unchecked Sendable {
         retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
     }
 
+    /// Opens the device now (it stays idle until something plays), so that a first sound
+    /// does not wait for it. Commands that play one sound call it while they decode.
+    public func openDevice() throws(AudioEngineError) { try start() }
+
     /// Opens the device if it is not open, on the calling thread so that a missing
     /// device is an error here rather than silence later.
     func start() throws(AudioEngineError) {

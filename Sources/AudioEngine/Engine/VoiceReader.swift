@@ -41,8 +41,8 @@ final class VoiceReader: @unchecked Sendable {
         self.engineRate = engineRate
         fileChannels = file.format.channelCount
         converter = file.format.sampleRate == engineRate ? nil
-            // The fastest sinc (97 dB SNR, 80 % pass band): half the cost of `.medium`, which
-            // made resampling most of a player's CPU (bench/audio).
+            // speexdsp quality 3: resampling was most of a player's CPU (bench/audio), and
+            // this costs a third of libsamplerate's medium sinc.
             : try SampleRateConverter(channels: 2, inputRate: Double(file.format.sampleRate), outputRate: Double(engineRate),
                                       quality: .fastest)
         let block = VoiceReader.blockFrames

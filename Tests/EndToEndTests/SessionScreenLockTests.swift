@@ -1,0 +1,97 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The screen lock silences `ambient` (and `soloAmbient`) sessions and lets `playback`
+/// play on; the arbiter follows any `ActiveChanged(b)` of the freedesktop or GNOME screen
+/// saver interface on the bus.
+@Suite("audio sessions across processes: the screen lock")
+struct SessionScreenLockTests {
+    @Test("locking silences the ambient process and not the playback one; unlocking resumes it", arguments: [
+        "org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver",
+    ])
+    func screenLock(interface: String) async throws {
+        let world = try await SessionWorld(keepAwake: false)
+        let capture = try await world.capture()
+        let ambience = try world.play("ambience", side: .left, category: "ambient")
+        let music = try world.play("music", side: .right, category: "playback", mix: true)
+        try await ambience.waitUntilPlaying()
+        try await music.waitUntilPlaying()
+        #expect(try await world.arbiterProperty("ScreenLocked") == .boolean(false))
+        try await settle(0.5)
+
+        let locked = ContinuousClock.now
+        try world.screenSaver(active: true, interface: interface)
+        try await ambience.waitForLine("session: interrupted (screenLocked)")
+        try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
+        try await ambience.waitForSession("interrupted") { $0.interrupted && !$0.producingSound }
+        let status = try await world.status()
+        #expect(status.screenLocked, "\(status)")
+        let musicID = try await music.uniqueName()
+        #expect(status.row(musicID)?.state == ["active", "playing"], "\(status)")
+        try await settle(1.0)
+
+        let unlocked = ContinuousClock.now
+        try world.screenSaver(active: false, interface: interface)
+        try await ambience.waitForLine("session: interruption ended, resuming")
+        try await ambience.waitUntilPlaying()
+        #expect(try await world.arbiterProperty("ScreenLocked") == .boolean(false))
+        try await settle(0.8)
+        let audio = try await capture.stop()
+
+        let lockAt = try audio.at(locked), unlockAt = try audio.at(unlocked)
+        #expect(abs(audio.level(.left, max(0, lockAt - 0.4)..<lockAt) + 12) < 1, "the ambient sound played before the lock")
+        // (Instants map to the capture within ±20 ms, and the unlock resumes at once: the
+        // locked stretch ends 50 ms before the unlock was sent.)
+        let lastBeforeLock = audio.activeRegions(threshold: -60, minGap: 0, channel: SessionSide.left.channel,
+                                                 range: lockAt..<(unlockAt - 0.05)).last?.end ?? lockAt
+        sessionReport(String(format: "silent %.3f s after the lock signal", lastBeforeLock - lockAt))
+        #expect(lastBeforeLock - lockAt < 0.3, "the ambient sound went on \(lastBeforeLock - lockAt) s after the lock")
+        #expect(audio.peak(.left, (lockAt + 0.3)..<(unlockAt - 0.05)) < -60, "the ambient process is silent while locked")
+        let resumed = try #require(audio.onset(after: unlockAt, threshold: -40, channel: SessionSide.left.channel),
+                                   "the ambient process never sounded after the unlock")
+        #expect(resumed - unlockAt < 1.0, "it resumed \(resumed - unlockAt) s after the unlock")
+        #expect(abs(audio.level(.left, (resumed + 0.1)..<(audio.duration - 0.05)) + 12) < 1)
+        // The playback process never stopped.
+        let musicOnset = try #require(audio.onset(threshold: -40, channel: SessionSide.right.channel))
+        #expect(audio.longestSilence(.right, in: max(musicOnset + 0.01, lockAt - 0.4)..<(audio.duration - 0.05)) < 0.05,
+                "the playback process kept sounding through the lock")
+        #expect(abs(audio.level(.right, lockAt..<unlockAt) + 12) < 1)
+        #expect(music.sessionLines.filter { $0.hasPrefix("session: interrupt") }.isEmpty, "\(music.lines)")
+        #expect(ambience.sessionLines.filter { $0.hasPrefix("session: interrupt") }
+                == ["session: interrupted (screenLocked)", "session: interruption ended, resuming"], "\(ambience.lines)")
+    }
+
+    /// The activation of a silenced category is answered with an interruption
+    /// (SessionPolicy.activate): the process must not sound until the unlock.
+    @Test("an ambient process started while the screen is locked stays silent, and says it is interrupted")
+    func startWhileLocked() async throws {
+        let world = try await SessionWorld()
+        let music = try world.play("music", side: .right, category: "playback")
+        try await music.waitUntilPlaying()
+        try world.screenSaver(active: true)
+        try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
+        let capture = try await world.capture()
+
+        let ambience = try world.play("ambience", side: .left, category: "ambient")
+        try await ambience.waitForSession("interrupted") { $0.interrupted }
+        try await settle(1.0)
+        var audio = try capture.snapshot()
+        #expect(audio.peak(.left, 0..<audio.duration) < -60,
+                "the ambient process sounded while the screen was locked: \(audio.level(.left, audio.tail(0.5))) dBFS")
+        #expect(abs(audio.level(.right, audio.tail(0.5)) + 12) < 1, "the playback process plays on")
+        #expect(ambience.printed("session: interrupted (screenLocked)"), "\(ambience.lines)")
+
+        // After the unlock, whatever the process does, the arbiter's view must match the sink.
+        try world.screenSaver(active: false)
+        try await ambience.waitForSession("no longer interrupted") { !$0.interrupted }
+        try await settle(0.8)
+        audio = try await capture.stop()
+        let sounding = audio.level(.left, audio.tail(0.3)) > -20
+        let session = try await ambience.session()
+        #expect(session?.producingSound == sounding,
+                "the sink \(sounding ? "hears" : "does not hear") the ambient process, the arbiter says \(session.map(String.init(describing:)) ?? "nothing")")
+        #expect(ambience.lines.contains { $0.hasPrefix("session: interruption ended") }, "\(ambience.lines)")
+    }
+}

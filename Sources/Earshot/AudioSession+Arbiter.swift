@@ -79,7 +79,11 @@ extension AudioSession {
     func register(on connection: DBusConnection, reset: Bool) async throws {
         var (full, interruptedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, Bool) in
             (["category": .string(s.category.rawValue), "options": .strings(WireFormat.names(of: s.options)),
-              "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive), "producingSound": .boolean(s.producingSound)],
+              // An interrupted session is silent, even if the engine has not yet noticed
+              // (its sound-stopped event lags by the silence threshold): claiming sound
+              // would activate it again and make it interrupt its interrupter.
+              "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive),
+              "producingSound": .boolean(s.producingSound && !s.interrupted)],
              reset && s.interrupted ? s.interruptedBy : nil, !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }

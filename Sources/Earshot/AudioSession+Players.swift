@@ -53,6 +53,14 @@ extension AudioSession {
         Task { await self.reportSound(producing) }
     }
 
+    /// After a resume within the engine's silence threshold the engine sees no new start
+    /// (it never saw silence), yet the arbiter marked the session silent when it was
+    /// interrupted: report the sound again. (If the engine did go silent, its own start
+    /// event reports it.)
+    func reportSoundIfStillProducing() async {
+        if engine.isProducingSound { await reportSound(true) }
+    }
+
     func reportSound(_ producing: Bool) async {
         if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
             _ = try? await mpris.claimName()
@@ -66,27 +74,47 @@ extension AudioSession {
 
     /// Called by a player that is about to start: it will follow interruptions, and an
     /// inactive session activates (as `AVAudioPlayer.play()` activates the session on
-    /// iOS). Returns false while the session is interrupted: the player then waits, and
-    /// starts when the interruption ends with `shouldResume`.
+    /// iOS). While the session is interrupted the player does not start at once: the
+    /// session activates again first (a user's play takes over, as on iOS), and the player
+    /// starts only if that activation stands (it does not while the screen is locked for
+    /// an ambient session); otherwise it waits for the interruption to end.
     func playerWillStart(_ player: AudioPlayer) -> Bool {
-        let (allowed, activate) = state.withLock { s -> (Bool, Bool) in
-            s.players[ObjectIdentifier(player)] = WeakPlayer(player: player)
+        let id = ObjectIdentifier(player)
+        let (interrupted, activate) = state.withLock { s -> (Bool, Bool) in
+            s.players[id] = WeakPlayer(player: player)
+            s.pausedByInterruption.remove(id)
             if s.interrupted {
-                s.pausedByInterruption.insert(ObjectIdentifier(player))
-                return (false, false)
+                s.startsAwaitingActivation.insert(id)
+                return (true, false)
             }
-            s.pausedByInterruption.remove(ObjectIdentifier(player))
-            return (true, !s.isActive)
+            s.startsAwaitingActivation.remove(id)
+            return (false, !s.isActive)
+        }
+        if interrupted {
+            Task {
+                try? await self.setActive(true)
+                let start = self.state.withLock { s -> Bool in
+                    guard s.startsAwaitingActivation.remove(id) != nil else { return false }
+                    // Still interrupted (the screen is locked): wait for the end instead.
+                    if s.interrupted { s.pausedByInterruption.insert(id) }
+                    return !s.interrupted
+                }
+                if start {
+                    player.resumeAfterInterruption()
+                    await self.reportSoundIfStillProducing()
+                }
+            }
+            return false
         }
         if activate {
             Task {
                 try? await self.setActive(true)
                 // Sound that started before the activation reached the arbiter was refused
                 // there; now that the session is active, report it again.
-                if self.engine.isProducingSound { await self.reportSound(true) }
+                await self.reportSoundIfStillProducing()
             }
         }
-        return allowed
+        return true
     }
 
     func pausePlayersForInterruption() {
@@ -108,6 +136,7 @@ extension AudioSession {
         Task {
             try? await self.setActive(true)
             players.forEach { $0.resumeAfterInterruption() }
+            await self.reportSoundIfStillProducing()
         }
     }
 

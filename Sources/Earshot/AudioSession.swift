@@ -77,6 +77,9 @@ public final class AudioSession: Sendable {
         var commandObservation: ObservationToken?
         var players: [ObjectIdentifier: WeakPlayer] = [:]
         var pausedByInterruption: Set<ObjectIdentifier> = []
+        /// Players asked to play while the session was interrupted, waiting for the
+        /// session's own re-activation.
+        var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
     }
 

@@ -18,7 +18,7 @@ func runSync(
     process.standardOutput = outPipe
     process.standardError = errPipe
     process.standardInput = FileHandle.nullDevice
-    try process.run()
+    try launch(process)
     // Read both pipes to their end on other threads, so that a chatty child cannot block
     // on a full pipe while we wait for it.
     let out = Locked(Data())
@@ -75,7 +75,7 @@ final class Watchdog: Sendable {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         self.process = process
         self.lifeline = input.fileHandleForWriting
         var line = Data()

@@ -136,6 +136,8 @@ public final class PulseAudioServer: Sendable {
     /// `pulse` once, when it loads its configuration. It lives until the process exits
     /// (its watchdog then kills it). Use it through `withAudio`, which also keeps in-process
     /// audio tests from overlapping: they all play into the same sink.
+    private static let sharedKeepAlive = Locked<Child?>(nil)
+
     public static func shared() throws -> PulseAudioServer {
         let result: Result<PulseAudioServer, any Error> = sharedServer.withLock { server in
             if let server { return .success(server) }
@@ -146,6 +148,13 @@ public final class PulseAudioServer: Sendable {
                 setenv("PULSE_CLIENTCONFIG", created.environment["PULSE_CLIENTCONFIG"]!, 1)
                 unsetenv("PULSE_SINK")
                 unsetenv("PULSE_SOURCE")
+                // An idle null sink sleeps in 2 s blocks, so a stream that starts (the engine
+                // stops its stream between sounds) could stall that long; a silent
+                // low-latency stream keeps the sink awake for the whole test process.
+                sharedKeepAlive.withLock {
+                    $0 = try? Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=\(created.sampleRate)",
+                                              "--channels=\(created.channels)", "--raw", "/dev/zero"], environment: created.environment)
+                }
                 server = created
                 return .success(created)
             } catch {

@@ -46,7 +46,7 @@ let package = Package(
         .executableTarget(name: "earshot-bench", dependencies: ["Earshot"]),
 
         // Test support: a private dbus-daemon and subprocess helpers.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
         .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "TestSupport"]),

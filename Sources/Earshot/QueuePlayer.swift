@@ -222,16 +222,20 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Changes the queue's state, applies the change to the current item's player, and
+    /// publishes.
+    private func update(_ change: (inout State) -> Void, current apply: (AudioPlayer) -> Void) {
+        let player = state.withLock { s -> AudioPlayer? in
+            change(&s)
+            return s.player
+        }
+        if let player { apply(player) }
+        publish()
+    }
+
     public var volume: Float {
         get { state.withLock { $0.volume } }
-        set {
-            let player = state.withLock { s -> AudioPlayer? in
-                s.volume = newValue
-                return s.player
-            }
-            player?.volume = newValue
-            publish()
-        }
+        set { update({ $0.volume = newValue }, current: { $0.volume = newValue }) }
     }
 
     /// 0.5…2 with the pitch kept.
@@ -239,26 +243,18 @@ public final class QueuePlayer: Sendable {
         get { state.withLock { $0.rate } }
         set {
             let rate = max(0.5, min(2, newValue))
-            let player = state.withLock { s -> AudioPlayer? in
-                s.rate = rate
-                return s.player
-            }
-            player?.rate = rate
-            publish()
+            update({ $0.rate = rate }, current: { $0.rate = rate })
         }
     }
 
     public var repeatMode: RepeatMode {
         get { state.withLock { $0.repeatMode } }
         set {
-            let player = state.withLock { s -> AudioPlayer? in
+            update({ s in
                 s.repeatMode = newValue
                 s.dropNext()
-                return s.player
-            }
-            player?.numberOfLoops = newValue == .one ? -1 : 0
+            }, current: { $0.numberOfLoops = newValue == .one ? -1 : 0 })
             prepareNext()
-            publish()
         }
     }
 

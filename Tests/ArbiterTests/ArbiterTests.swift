@@ -57,16 +57,6 @@ final class ArbiterFixture: Sendable {
     }
 }
 
-func arbiterError(_ body: () async throws -> Void) async -> String? {
-    do {
-        try await body()
-        return nil
-    } catch let error as DBusError {
-        return error.name
-    } catch {
-        return "\(error)"
-    }
-}
 
 @Suite("Arbiter across bus connections")
 struct ArbiterTests {
@@ -162,25 +152,25 @@ struct ArbiterTests {
         try await victim.register("victim", active: true, producing: true, remote: true)
         let before = f.arbiter.policy
         let hostile = try await Client(f.bus)
-        #expect(await arbiterError { try await hostile.call("SetActive", [.boolean(true), .boolean(false)]) } == ArbiterName.Error.notRegistered)
-        #expect(await arbiterError { try await hostile.call("ReportSound", [.boolean(true)]) } == ArbiterName.Error.notRegistered)
-        #expect(await arbiterError { try await hostile.register("") } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.register("x", category: "loud") } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.register("x", options: ["everything"]) } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.call("Register", [.string("x"), .vardict(["active": .string("yes")])]) } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.call("Register", [.string("x"), .vardict(["pid": .int32(1)])]) } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.call("SetActive", [.string("true")]) } == DBusError.Name.invalidArgs)
-        #expect(await arbiterError { try await hostile.register("x", category: "soloAmbient", options: ["duckOthers"]) } == ArbiterName.Error.rejected)
+        #expect(await dbusErrorName { try await hostile.call("SetActive", [.boolean(true), .boolean(false)]) } == ArbiterName.Error.notRegistered)
+        #expect(await dbusErrorName { try await hostile.call("ReportSound", [.boolean(true)]) } == ArbiterName.Error.notRegistered)
+        #expect(await dbusErrorName { try await hostile.register("") } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.register("x", category: "loud") } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.register("x", options: ["everything"]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.call("Register", [.string("x"), .vardict(["active": .string("yes")])]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.call("Register", [.string("x"), .vardict(["pid": .int32(1)])]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.call("SetActive", [.string("true")]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.register("x", category: "soloAmbient", options: ["duckOthers"]) } == ArbiterName.Error.rejected)
         #expect(f.arbiter.policy == before, "nothing changed")
         try await hostile.register("x")
-        #expect(await arbiterError { try await hostile.register("x") } == ArbiterName.Error.rejected)
+        #expect(await dbusErrorName { try await hostile.register("x") } == ArbiterName.Error.rejected)
         // A flood of registrations from many connections hits the limit.
         var flood: [Client] = []
         var limited = false
         for _ in 0..<6 {
             let client = try await Client(f.bus)
             flood.append(client)
-            if await arbiterError({ try await client.register("flood") }) == ArbiterName.Error.limitsExceeded { limited = true }
+            if await dbusErrorName({ try await client.register("flood") }) == ArbiterName.Error.limitsExceeded { limited = true }
         }
         #expect(limited)
         #expect(f.arbiter.policy[SessionID(victim.id)]?.isActive == true)

@@ -62,16 +62,6 @@ final class Fixture: Sendable {
     }
 }
 
-func errorName(_ body: () async throws -> Void) async -> String? {
-    do {
-        try await body()
-        return nil
-    } catch let error as DBusError {
-        return error.name
-    } catch {
-        return "\(error)"
-    }
-}
 
 @Suite("DBus over a private bus")
 struct BusTests {
@@ -96,12 +86,12 @@ struct BusTests {
     func methodErrors() async throws {
         let fixture = try Fixture()
         #expect(try await fixture.call("Add", [.int32(2), .int32(40)]) == [.int32(42)])
-        #expect(await errorName { _ = try await fixture.call("Add", [.int32(Int32.max), .int32(1)]) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await fixture.call("Add", [.string("2"), .int32(1)]) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await fixture.call("Add", []) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await fixture.call("Nope") } == DBusError.Name.unknownMethod)
-        #expect(await errorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], interface: "org.earshot.Other") } == DBusError.Name.unknownInterface)
-        #expect(await errorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], path: "/elsewhere") } == DBusError.Name.unknownObject)
+        #expect(await dbusErrorName { _ = try await fixture.call("Add", [.int32(Int32.max), .int32(1)]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await fixture.call("Add", [.string("2"), .int32(1)]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await fixture.call("Add", []) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await fixture.call("Nope") } == DBusError.Name.unknownMethod)
+        #expect(await dbusErrorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], interface: "org.earshot.Other") } == DBusError.Name.unknownInterface)
+        #expect(await dbusErrorName { _ = try await fixture.call("Echo", [.variant(.int32(1))], path: "/elsewhere") } == DBusError.Name.unknownObject)
         #expect(try await fixture.call("Caller").first?.string == fixture.client.uniqueName)
     }
 
@@ -117,13 +107,13 @@ struct BusTests {
         _ = try await f.properties("Set", [i, .string("Volume"), .variant(.double(0.75))])
         #expect(f.volume.withLock { $0 } == 0.75)
 
-        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.string("loud"))]) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.double(.nan))]) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await f.properties("Set", [i, .string("Name"), .variant(.string("x"))]) } == DBusError.Name.propertyReadOnly)
-        #expect(await errorName { _ = try await f.properties("Get", [i, .string("Missing")]) } == DBusError.Name.unknownProperty)
-        #expect(await errorName { _ = try await f.properties("Get", [.string("org.earshot.Nope"), .string("Volume")]) } == DBusError.Name.unknownInterface)
-        #expect(await errorName { _ = try await f.properties("Get", [i]) } == DBusError.Name.invalidArgs)
-        #expect(await errorName { _ = try await f.properties("Frobnicate", []) } == DBusError.Name.unknownMethod)
+        #expect(await dbusErrorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.string("loud"))]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await f.properties("Set", [i, .string("Volume"), .variant(.double(.nan))]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await f.properties("Set", [i, .string("Name"), .variant(.string("x"))]) } == DBusError.Name.propertyReadOnly)
+        #expect(await dbusErrorName { _ = try await f.properties("Get", [i, .string("Missing")]) } == DBusError.Name.unknownProperty)
+        #expect(await dbusErrorName { _ = try await f.properties("Get", [.string("org.earshot.Nope"), .string("Volume")]) } == DBusError.Name.unknownInterface)
+        #expect(await dbusErrorName { _ = try await f.properties("Get", [i]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { _ = try await f.properties("Frobnicate", []) } == DBusError.Name.unknownMethod)
         #expect(f.volume.withLock { $0 } == 0.75, "rejected sets change nothing")
     }
 
@@ -200,7 +190,7 @@ struct BusTests {
         // bounds here measured the test runner's thread pool under load, not the timeout.)
         let message = try DBusMessage.methodCall(destination: f.server.uniqueName, path: "/org/earshot/Test",
                                                  interface: Fixture.interface, method: "Sleep", arguments: [.uint32(3000)])
-        #expect(await errorName { _ = try await f.client.call(message, timeout: .milliseconds(100)) } == DBusError.Name.noReply)
+        #expect(await dbusErrorName { _ = try await f.client.call(message, timeout: .milliseconds(100)) } == DBusError.Name.noReply)
         // The client still works (the service answers once its 3 s sleep ends).
         try await eventually("the service to answer again", timeout: 10) {
             (try? await f.call("Add", [.int32(1), .int32(1)])) == [.int32(2)]
@@ -242,7 +232,7 @@ struct BusTests {
         let f = try Fixture()
         f.client.close()
         try await eventually("close") { !f.client.isConnected }
-        #expect(await errorName { _ = try await f.call("Add", [.int32(1), .int32(1)]) } == DBusError.Name.disconnected)
+        #expect(await dbusErrorName { _ = try await f.call("Add", [.int32(1), .int32(1)]) } == DBusError.Name.disconnected)
     }
 
     @Test("dropping a connection ends its bus thread, also with subscriptions and exports")

@@ -216,17 +216,6 @@ final class SignalLog: Sendable {
     }
 }
 
-/// The D-Bus error name `body` throws, or nil when it succeeds.
-func dbusErrorName(_ body: () async throws -> Void) async -> String? {
-    do {
-        try await body()
-        return nil
-    } catch let error as DBusError {
-        return error.name
-    } catch {
-        return "\(error)"
-    }
-}
 
 /// Seconds from a playerctl position or volume line such as `12.000000`.
 func seconds(_ text: String) throws -> Double {

@@ -65,16 +65,6 @@ final class PlayerFixture: Sendable {
     }
 }
 
-func dbusErrorName(_ body: () async throws -> Void) async -> String? {
-    do {
-        try await body()
-        return nil
-    } catch let error as DBusError {
-        return error.name
-    } catch {
-        return "\(error)"
-    }
-}
 
 @Suite("MPRISPlayer on a private bus")
 struct MPRISPlayerTests {

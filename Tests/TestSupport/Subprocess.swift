@@ -12,6 +12,22 @@ public struct CommandResult: Sendable {
 
 private let launchLock = NSLock()
 
+/// A process for `executable` (found on PATH unless absolute) with piped output and error
+/// and no input.
+func makeProcess(_ executable: String, _ arguments: [String], environment: [String: String]?) -> (Process, Pipe, Pipe) {
+    let process = Process()
+    let absolute = executable.hasPrefix("/")
+    process.executableURL = URL(fileURLWithPath: absolute ? executable : "/usr/bin/env")
+    process.arguments = absolute ? arguments : [executable] + arguments
+    if let environment { process.environment = environment }
+    let outPipe = Pipe()
+    let errPipe = Pipe()
+    process.standardOutput = outPipe
+    process.standardError = errPipe
+    process.standardInput = FileHandle.nullDevice
+    return (process, outPipe, errPipe)
+}
+
 /// Starts `process`. Foundation's `Process.run()` is not safe to call from several threads
 /// at once on Linux (it crashed in memcpy under parallel tests), so launches take turns.
 public func launch(_ process: Process) throws {
@@ -37,16 +53,7 @@ public final class Child: Sendable {
     private let readers: [FileHandle]
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        let process = Process()
-        let path = executable.hasPrefix("/") ? executable : "/usr/bin/env"
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
-        if let environment { process.environment = environment }
-        let outPipe = Pipe()
-        let errPipe = Pipe()
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        process.standardInput = FileHandle.nullDevice
+        let (process, outPipe, errPipe) = makeProcess(executable, arguments, environment: environment)
         self.process = process
         readers = [outPipe.fileHandleForReading, errPipe.fileHandleForReading]
         let out = self.out

@@ -8,16 +8,7 @@ import Foundation
 func runSync(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 10
 ) throws -> CommandResult {
-    let process = Process()
-    let path = executable.hasPrefix("/") ? executable : "/usr/bin/env"
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
-    if let environment { process.environment = environment }
-    let outPipe = Pipe()
-    let errPipe = Pipe()
-    process.standardOutput = outPipe
-    process.standardError = errPipe
-    process.standardInput = FileHandle.nullDevice
+    let (process, outPipe, errPipe) = makeProcess(executable, arguments, environment: environment)
     try launch(process)
     // Read both pipes to their end on other threads, so that a chatty child cannot block
     // on a full pipe while we wait for it.

@@ -251,13 +251,18 @@ struct AudioPlayerTests {
 
     @Test("a missing device is a clear error, quickly, not a hang")
     func missingDevice() async throws {
-        let engine = AudioEngine(configuration: .init(device: "earshot_no_such_device"))
-        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.2)), engine: engine)
-        let start = Date()
-        #expect(!player.play())
-        #expect(Date().timeIntervalSince(start) < 2)
-        #expect(player.lastError?.description.contains("earshot_no_such_device") == true, "\(String(describing: player.lastError))")
-        #expect(!player.isPlaying)
+        // Inside withAudio like every test that opens ALSA: ALSA reads its configuration
+        // (and so where "default" goes) at the first open in the process, which must come
+        // after the shared server has set PULSE_SERVER.
+        try await withAudio(idleTimeout: 0) { _ in
+            let engine = AudioEngine(configuration: .init(device: "earshot_no_such_device"))
+            let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.2)), engine: engine)
+            let start = Date()
+            #expect(!player.play())
+            #expect(Date().timeIntervalSince(start) < 2)
+            #expect(player.lastError?.description.contains("earshot_no_such_device") == true, "\(String(describing: player.lastError))")
+            #expect(!player.isPlaying)
+        }
     }
 
     @Test("the engine reports sound after silence and releases the device when idle")

@@ -61,7 +61,12 @@ public final class Child: Sendable {
         for (pipe, buffer) in [(outPipe, out), (errPipe, err)] {
             pipe.fileHandleForReading.readabilityHandler = { handle in
                 let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil } else { buffer.append(data) }
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    buffer.finish()
+                } else {
+                    buffer.append(data)
+                }
             }
         }
         try launch(process)
@@ -88,8 +93,22 @@ public final class Child: Sendable {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
-        // Let the readability handlers drain the pipes.
-        try await Task.sleep(for: .milliseconds(20))
+        // Collect whatever the child wrote: until both pipes reach their end, or (Foundation
+        // does not always report the end) until the output has stopped growing for 50 ms.
+        // A fixed 20 ms pause here lost output on a loaded machine.
+        var size = out.count + err.count
+        var stable = Date()
+        while true {
+            try await Task.sleep(for: .milliseconds(2))
+            let now = out.count + err.count
+            if now != size {
+                size = now
+                stable = Date()
+                continue
+            }
+            let quiet = Date().timeIntervalSince(stable)
+            if quiet > 0.05 || (out.isFinished && err.isFinished && quiet > 0.005) { break }
+        }
         return process.terminationStatus
     }
 
@@ -125,7 +144,12 @@ public func eventually(
 /// Bytes collected from a pipe's readability handler.
 final class OutputBuffer: Sendable {
     private let data = Mutex(Data())
+    private let finished = Mutex(false)
     func append(_ more: Data) { data.withLock { $0.append(more) } }
+    /// The pipe reached its end.
+    func finish() { finished.withLock { $0 = true } }
+    var isFinished: Bool { finished.withLock { $0 } }
+    var count: Int { data.withLock { $0.count } }
     var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
 }
 

@@ -48,28 +48,25 @@ public final class Child: Sendable {
     private let process: Process
     private let out = OutputBuffer()
     private let err = OutputBuffer()
-    /// The read ends, kept so that their dispatch sources can be cancelled before the
-    /// descriptors close (a source left on a closed, reused descriptor crashes libdispatch).
-    private let readers: [FileHandle]
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         let (process, outPipe, errPipe) = makeProcess(executable, arguments, environment: environment)
         self.process = process
-        readers = [outPipe.fileHandleForReading, errPipe.fileHandleForReading]
-        let out = self.out
-        let err = self.err
+        try launch(process)
+        // Each pipe is read by a thread of its own with blocking reads until its end. (With
+        // readability handlers, clearing a handler from the handler and from deinit raced
+        // inside Foundation and corrupted memory.)
         for (pipe, buffer) in [(outPipe, out), (errPipe, err)] {
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                    buffer.finish()
-                } else {
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread {
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
                     buffer.append(data)
                 }
+                buffer.finish()
             }
         }
-        try launch(process)
     }
 
     public var pid: Int32 { process.processIdentifier }
@@ -93,21 +90,11 @@ public final class Child: Sendable {
             }
             try await Task.sleep(for: .milliseconds(5))
         }
-        // Collect whatever the child wrote: until both pipes reach their end, or (Foundation
-        // does not always report the end) until the output has stopped growing for 50 ms.
-        // A fixed 20 ms pause here lost output on a loaded machine.
-        var size = out.count + err.count
-        var stable = Date()
-        while true {
+        // Collect whatever the child wrote: the reader threads finish at the pipes' end,
+        // which comes once the child (and anything it left holding the pipes) is gone.
+        let drained = Date().addingTimeInterval(5)
+        while !(out.isFinished && err.isFinished), Date() < drained {
             try await Task.sleep(for: .milliseconds(2))
-            let now = out.count + err.count
-            if now != size {
-                size = now
-                stable = Date()
-                continue
-            }
-            let quiet = Date().timeIntervalSince(stable)
-            if quiet > 0.05 || (out.isFinished && err.isFinished && quiet > 0.005) { break }
         }
         return process.terminationStatus
     }
@@ -124,8 +111,8 @@ public final class Child: Sendable {
     }
 
     deinit {
+        // The reader threads end when the pipes do, that is when the child is gone.
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-        for reader in readers { reader.readabilityHandler = nil }
     }
 }
 

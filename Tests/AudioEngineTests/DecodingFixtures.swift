@@ -127,14 +127,18 @@ struct DecodingFixtures: Sendable {
     /// `sox -D file -t f32 -`: the file decoded by sox (libsndfile-independent readers for WAV,
     /// AIFF, FLAC; libvorbisfile; libmad), interleaved.
     static func soxDecode(_ file: String) async throws -> [Float] {
-        let output = file + ".sox.f32"
+        // A file of its own per call: tests decoding the same fixture run in parallel, and a
+        // shared output path let one read what another was rewriting.
+        let output = file + ".sox.\(UUID().uuidString).f32"
+        defer { try? FileManager.default.removeItem(atPath: output) }
         try await tool("sox", ["-D", file, "-t", "f32", output])
         return try floats(output)
     }
 
     /// `ffmpeg -i file -f f32le -`: for what sox cannot read (Opus).
     static func ffmpegDecode(_ file: String) async throws -> [Float] {
-        let output = file + ".ffmpeg.f32"
+        let output = file + ".ffmpeg.\(UUID().uuidString).f32"
+        defer { try? FileManager.default.removeItem(atPath: output) }
         try await ffmpeg(["-i", file, "-f", "f32le", output])
         return try floats(output)
     }

@@ -10,6 +10,7 @@ public final class PrivateBus: Sendable {
     /// The address to connect to, `unix:path=…`.
     public let address: String
     private let lifeline: FileHandle
+    private let process: Process
 
     public init() throws {
         let process = Process()
@@ -34,10 +35,12 @@ public final class PrivateBus: Sendable {
         }
         guard let address = String(data: line, encoding: .utf8), address.hasPrefix("unix:") else {
             try? input.fileHandleForWriting.close()
+            keepUntilExit(process)
             throw TestFailure("dbus-daemon did not print its address")
         }
         self.address = address
         self.lifeline = input.fileHandleForWriting
+        self.process = process
     }
 
     /// The environment for a client of this bus.
@@ -49,7 +52,10 @@ public final class PrivateBus: Sendable {
     }
 
     /// Stops the daemon by closing the watchdog's input.
-    deinit { try? lifeline.close() }
+    deinit {
+        try? lifeline.close()
+        keepUntilExit(process)
+    }
 }
 
 public struct TestFailure: Error, CustomStringConvertible {

@@ -12,6 +12,29 @@ public struct CommandResult: Sendable {
 
 private let launchLock = NSLock()
 
+/// Processes whose owners are gone but whose children have not exited yet. Foundation's
+/// `Process` must outlive its child on Linux: one released while its child still runs is
+/// used after free when the child exits, corrupting memory anywhere in the test process.
+private let survivors = Locked<[Process]>([])
+private let reaperStarted = Locked(false)
+
+/// Keeps `process` alive until its child has exited.
+public func keepUntilExit(_ process: Process) {
+    guard process.isRunning else { return }
+    survivors.withLock { $0.append(process) }
+    let start = reaperStarted.withLock { started -> Bool in
+        defer { started = true }
+        return !started
+    }
+    guard start else { return }
+    Thread.detachNewThread {
+        while true {
+            Thread.sleep(forTimeInterval: 0.2)
+            survivors.withLock { $0.removeAll { !$0.isRunning } }
+        }
+    }
+}
+
 /// A process for `executable` (found on PATH unless absolute) with piped output and error
 /// and no input.
 func makeProcess(_ executable: String, _ arguments: [String], environment: [String: String]?) -> (Process, Pipe, Pipe) {
@@ -113,6 +136,7 @@ public final class Child: Sendable {
     deinit {
         // The reader threads end when the pipes do, that is when the child is gone.
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        keepUntilExit(process)
     }
 }
 

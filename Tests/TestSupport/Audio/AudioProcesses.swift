@@ -27,6 +27,7 @@ func runSync(
     }
     if group.wait(timeout: .now() + timeout) == .timedOut {
         kill(process.processIdentifier, SIGKILL)
+        keepUntilExit(process)
         _ = group.wait(timeout: .now() + 2)
         throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
     }
@@ -92,6 +93,7 @@ final class Watchdog: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(500) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        keepUntilExit(process)
     }
 
     deinit { stop() }

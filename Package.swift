@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
         .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "TestSupport"]),
         .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
-        .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy"]),
+        .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot"]),

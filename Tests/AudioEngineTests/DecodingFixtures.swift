@@ -92,7 +92,7 @@ struct DecodingFixtures: Sendable {
         streamed.replaceSubrange(4..<8, with: [0xFF, 0xFF, 0xFF, 0xFF])
         streamed.replaceSubrange(dataStart - 4..<dataStart, with: [0xFF, 0xFF, 0xFF, 0xFF])
         try write(streamed, to: f.streamedWAV)
-        var generator = DecodingRandom(seed: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         let noise = (0..<20_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         try write(noise, to: f.randomWAV)
         try write(noise, to: f.randomMP3)
@@ -208,19 +208,6 @@ struct DecodingFixtures: Sendable {
         var result = wav + Array("LIST".utf8) + le32(info.count) + info
         result.replaceSubrange(4..<8, with: le32(result.count - 8))
         return result
-    }
-}
-
-/// A small deterministic generator, for "random" bytes that are the same in every run.
-struct DecodingRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

@@ -1,18 +1,6 @@
 import SessionPolicy
 import Testing
-
-/// SplitMix64: a small seeded generator, so every failing sequence can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestSupport
 
 /// Random events over four sessions that vanish and register again, and, rarely, one
 /// that never registers. The generator follows registrations itself (its own events
@@ -250,7 +238,7 @@ struct RandomSequenceTests {
     @Test func invariantsHoldOverRandomEventSequences() {
         var applied = 0
         for seed in 0..<UInt64(Self.sequences) {
-            var generator = EventGenerator(random: SplitMix64(state: seed))
+            var generator = EventGenerator(random: SplitMix64(seed: seed))
             let events = generator.sequence(Self.length)
             var policy = SessionPolicy()
             var ledger = Ledger()
@@ -270,7 +258,7 @@ struct RandomSequenceTests {
 
     @Test func theSameEventsGiveTheSameDecisions() {
         for seed in 0..<UInt64(200) {
-            var generator = EventGenerator(random: SplitMix64(state: seed))
+            var generator = EventGenerator(random: SplitMix64(seed: seed))
             let events = generator.sequence(Self.length)
             var first = SessionPolicy()
             var second = SessionPolicy()

@@ -271,12 +271,20 @@ struct AudioPlayerTests {
         configuration.idleRelease = 0.3
         let engine = AudioEngine(configuration: configuration)
         let starts = Locked(0)
-        engine.onSoundStarted { starts.withLock { $0 += 1 } }
+        // Read on the engine's event thread as the event arrives: polling from a test task
+        // can be late by more than the idle time when other tests keep the cooperative
+        // pool busy, and would then see the device already released.
+        let openAtEvent = Locked<[Bool]>([])
+        engine.onSoundStarted {
+            openAtEvent.withLock { $0.append(engine.isDeviceOpen) }
+            starts.withLock { $0 += 1 }
+        }
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.3)), engine: engine)
         _ = try await captured {
             #expect(player.play())
+            #expect(engine.isDeviceOpen, "play() opens the device before it returns")
             try await eventually("the sound-started event") { starts.value == 1 }
-            #expect(engine.isDeviceOpen)
+            #expect(openAtEvent.value == [true])
             try await waitUntilFinished(player)
             try await eventually("the device to be released", timeout: 3) { !engine.isDeviceOpen }
             let before = engine.deviceCurrentTime
@@ -284,6 +292,7 @@ struct AudioPlayerTests {
             #expect(engine.deviceCurrentTime > before, "the clock runs on while released")
             #expect(player.play())
             try await eventually("a second sound-started event") { starts.value == 2 }
+            #expect(openAtEvent.value == [true, true], "the device was opened again")
             try await waitUntilFinished(player)
         }
         #expect(engine.underrunCount == 0)

@@ -23,11 +23,11 @@ struct QueuePlayerTests {
             try await eventually("the queue to run out", timeout: 5) { queue.currentItem == nil }
         }
         listener.cancel()
-        let regions = audio.activeRegions(minGap: 0.001)
+        // 1 ms windows: with the default 5 ms ones a short dropout inside a window does
+        // not break the run and shows only as a region a few ms too long.
+        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
         #expect(regions.count == 1, "a gap between items: \(regions)")
-        // The gap check is the one above; the total length once measured 1.005 s in CI (one
-        // analysis window over), not investigated yet (see the stop note of 2026-11-21).
-        #expect(regions.first?.duration.isClose(to: 1, within: 0.01) == true, "\(regions)")
+        #expect(regions.first?.duration.isClose(to: 1, within: 0.002) == true, "\(regions)")
         let start = try #require(regions.first?.start)
         #expect(try #require(audio.dominantFrequency(channel: 0, range: (start + 0.05)..<(start + 0.45))).isClose(to: 500, within: 2))
         #expect(try #require(audio.dominantFrequency(channel: 0, range: (start + 0.55)..<(start + 0.95))).isClose(to: 1000, within: 2))

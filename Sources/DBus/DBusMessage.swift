@@ -127,6 +127,14 @@ extension DBusMessage {
     /// Marks a method call as not expecting a reply.
     public func setNoReply() { dbus_message_set_no_reply(raw, 1) }
 
+    /// Whether the bus may start (D-Bus activate) the destination to deliver this call
+    /// (`NO_AUTO_START` when false). Asking an optional service about its state should
+    /// not start it.
+    public var autoStart: Bool {
+        get { dbus_message_get_auto_start(raw) != 0 }
+        set { dbus_message_set_auto_start(raw, newValue ? 1 : 0) }
+    }
+
     private static func allocate(_ raw: OpaquePointer?) throws(DBusError) -> OpaquePointer {
         guard let raw else { throw DBusError(DBusError.Name.noMemory, "libdbus could not allocate a message") }
         return raw

@@ -87,7 +87,7 @@ extension Arbiter {
         guard !app.isEmpty, app.utf8.count <= 255 else { throw .invalidArgs("app_name must be 1 to 255 bytes, not “\(app)”") }
         let state = call.arguments[1].stringKeyedDictionary ?? [:]
         let known: Set<String> = ["category", "options", "mode", "active", "producingSound", "remoteCommands",
-                                  "interruptedBy", "wasPlaying"]
+                                  "interruptedBy", "silencedBy", "wasPlaying"]
         if let unknown = state.keys.first(where: { !known.contains($0) }) {
             throw .invalidArgs("unknown state key “\(unknown)” (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -107,6 +107,13 @@ extension Arbiter {
             }
             return SessionID(name)
         }
+        let silencedBy = try state["silencedBy"].map { value throws(DBusError) -> InterruptionReason in
+            switch value.string {
+            case "screenLocked": .screenLocked
+            case "silentMode": .silentMode
+            default: throw .invalidArgs("state “silencedBy” must be screenLocked or silentMode, not \(value)")
+            }
+        }
 
         let count = policy.sessions.count
         guard count < configuration.maximumSessions else {
@@ -123,6 +130,7 @@ extension Arbiter {
             throw error
         }
         if let interruptedBy { restore(id, interruptedBy: interruptedBy, wasPlaying: wasPlaying) }
+        if let silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: wasPlaying) }
         restorePending(interruptedBy: id)
         return situation(of: id)
     }

@@ -4,13 +4,15 @@ import SessionPolicy
 /// Interruptions that outlive a host change: when the arbiter moves to another process,
 /// every session registers again, and an interrupted one says by whom. The interruption
 /// carries on if the interrupter registers again and still interrupts it; it ends if the
-/// interrupter is gone, or does not register within ``restoreWindow``.
+/// interrupter is gone, or does not register within ``restoreWindow``. A session silenced
+/// by the screen lock stays silenced if the screen is still locked, which a new arbiter
+/// knows once the screen savers have answered.
 extension Arbiter {
     static let restoreWindow: Duration = .seconds(2)
 
     func restore(_ victim: SessionID, interruptedBy: SessionID, wasPlaying: Bool) {
         if policy[interruptedBy] != nil {
-            handle(.restoreInterruption(victim, by: interruptedBy, wasPlaying: wasPlaying))
+            handle(.restoreInterruption(victim, reason: .sessionActivated(interruptedBy), wasPlaying: wasPlaying))
             return
         }
         state.withLock { $0.pendingRestores[interruptedBy, default: []].append((victim, wasPlaying)) }
@@ -19,11 +21,31 @@ extension Arbiter {
         }
     }
 
+    func restore(_ victim: SessionID, silencedBy cause: InterruptionReason, wasPlaying: Bool) {
+        let known = state.withLock { s in
+            if !s.lockStateKnown { s.pendingSilenced.append((victim, cause, wasPlaying)) }
+            return s.lockStateKnown
+        }
+        if known { handle(.restoreInterruption(victim, reason: cause, wasPlaying: wasPlaying)) }
+    }
+
+    /// The lock state is known: restore (or end) the silencing that waited for it.
+    func restorePendingSilenced() {
+        let waiting = state.withLock { s in
+            s.lockStateKnown = true
+            defer { s.pendingSilenced = [] }
+            return s.pendingSilenced
+        }
+        for (victim, cause, wasPlaying) in waiting where policy[victim] != nil {
+            handle(.restoreInterruption(victim, reason: cause, wasPlaying: wasPlaying))
+        }
+    }
+
     /// `interrupter` has just registered: restore what waited for it.
     func restorePending(interruptedBy interrupter: SessionID) {
         let waiting = state.withLock { $0.pendingRestores.removeValue(forKey: interrupter) } ?? []
         for (victim, wasPlaying) in waiting where policy[victim] != nil {
-            handle(.restoreInterruption(victim, by: interrupter, wasPlaying: wasPlaying))
+            handle(.restoreInterruption(victim, reason: .sessionActivated(interrupter), wasPlaying: wasPlaying))
         }
     }
 

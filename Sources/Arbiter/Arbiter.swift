@@ -12,7 +12,9 @@ import Glibc
 /// another. The arbiter watches `NameOwnerChanged` and treats a process that disappears
 /// (exit, crash, SIGKILL) as vanished: the interruptions it caused end, its ducking lifts,
 /// and the remote-control target moves to the previous sounder. It follows
-/// `org.freedesktop.ScreenSaver` and `org.gnome.ScreenSaver` `ActiveChanged`.
+/// `org.freedesktop.ScreenSaver` and `org.gnome.ScreenSaver` `ActiveChanged`, and asks
+/// both whether the screen is locked when it starts (a host taking over while the screen
+/// is locked knows at once).
 ///
 /// Decisions for one session are unicast signals to it; `Target`, `Sessions` and
 /// `ScreenLocked` changes are broadcast as `PropertiesChanged`.
@@ -40,6 +42,12 @@ public final class Arbiter: Sendable {
         /// again yet, by interrupter.
         var pendingRestores: [SessionID: [(victim: SessionID, wasPlaying: Bool)]] = [:]
         var announced: (target: String, locked: Bool)?
+        /// An `ActiveChanged` arrived (so the answers to the start-up query are stale).
+        var screenSaverSignalled = false
+        /// The screen savers have answered (or failed to) whether the screen is locked.
+        var lockStateKnown = false
+        /// Re-registered sessions silenced by the screen lock, waiting for the lock state.
+        var pendingSilenced: [(victim: SessionID, cause: InterruptionReason, wasPlaying: Bool)] = []
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -55,16 +63,12 @@ public final class Arbiter: Sendable {
             self?.handle(.vanished(SessionID(change.name)))
             self?.endPendingRestores(interruptedBy: SessionID(change.name))
         }]
-        for saver in ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"] {
-            subscriptions.append(connection.subscribeNow(MatchRule(interface: saver, member: "ActiveChanged")) { [weak self] message in
-                guard let locked = (try? message.arguments())?.first?.bool else { return }
-                self?.handle(.screenLockChanged(locked: locked))
-            })
-        }
+        subscriptions += watchScreenSavers()
         state.withLock { s in
             s.object = object
             s.subscriptions = subscriptions
         }
+        askScreenSaversWhetherLocked()
     }
 
     /// Stops serving: removes the object and the subscriptions.

@@ -73,25 +73,30 @@ extension AudioSession {
     public var isHostingArbiter: Bool { state.withLock { $0.hosted != nil } }
 
     /// Registers with the whole current state. After a host change, a session that is
-    /// interrupted by another says so, and the new arbiter carries the interruption on;
-    /// if its interrupter is gone (or it was interrupted by the screen lock, which the new
-    /// arbiter learns afresh), the interruption ends here.
+    /// interrupted by another, or silenced by the screen lock, says so, and the new
+    /// arbiter carries the interruption on or ends it; if its interrupter is gone, the
+    /// interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
-        var (full, interruptedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, Bool) in
+        var (full, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, InterruptionReason?, Bool) in
             (["category": .string(s.category.rawValue), "options": .strings(WireFormat.names(of: s.options)),
               // An interrupted session is silent, even if the engine has not yet noticed
               // (its sound-stopped event lags by the silence threshold): claiming sound
               // would activate it again and make it interrupt its interrupter.
               "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive),
               "producingSound": .boolean(s.producingSound && !s.interrupted)],
-             reset && s.interrupted ? s.interruptedBy : nil, !s.pausedByInterruption.isEmpty)
+             reset && s.interrupted ? s.interruptedBy : nil, reset && s.interrupted ? s.silencedBy : nil,
+             !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
         full["remoteCommands"] = .boolean(adopted && remoteCommandsAvailable)
-        let staleInterruption = reset && isInterrupted
+        // A silenced session leaves the decision to the arbiter, which asks the screen saver.
+        let staleInterruption = reset && isInterrupted && silencedBy == nil
         if let by = interruptedBy, try await connection.nameOwner(by) == nil { interruptedBy = nil }
         if let interruptedBy {
             full["interruptedBy"] = .string(interruptedBy)
+            full["wasPlaying"] = .boolean(wasPlaying)
+        } else if let silencedBy {
+            full["silencedBy"] = .string(WireFormat.encode(silencedBy).0)
             full["wasPlaying"] = .boolean(wasPlaying)
         }
         let owner = try await connection.nameOwner(ArbiterName.bus)
@@ -110,7 +115,7 @@ extension AudioSession {
         if reset { post(.mediaServicesWereReset) }
         if staleInterruption, interruptedBy == nil {
             let by = state.withLock { s -> String? in
-                defer { (s.interrupted, s.interruptedBy) = (false, nil) }
+                defer { (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil) }
                 return s.interruptedBy
             }
             // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
@@ -137,6 +142,7 @@ extension AudioSession {
             state.withLock { s in
                 s.interrupted = true
                 s.interruptedBy = by.isEmpty ? nil : by
+                s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
                 s.isActive = false
             }
             AudioSession.trace("interruption began")
@@ -144,7 +150,7 @@ extension AudioSession {
             post(.interruption(.began(reason: reason)))
         case "InterruptionEnded":
             let shouldResume = args.first?.bool ?? false
-            state.withLock { s in (s.interrupted, s.interruptedBy) = (false, nil) }
+            state.withLock { s in (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil) }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)
         case "DuckGainChanged":

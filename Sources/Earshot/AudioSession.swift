@@ -64,6 +64,8 @@ public final class AudioSession: Sendable {
         var interrupted = false
         /// The unique name of the session that interrupted this one, if a session did.
         var interruptedBy: String?
+        /// The screen lock or silent mode, when that is what interrupted this session.
+        var silencedBy: InterruptionReason?
         var duckGain = 1.0
         var preferredSampleRate: Double?
         var preferredIOBufferDuration: Double?

@@ -35,11 +35,14 @@ extension SessionPolicy {
         /// silence timeout. Like iOS deactivating a suspended app's session.
         case silenceTimeout(SessionID)
         /// After the arbiter changed hosts, a session that re-registered says it is still
-        /// interrupted by `by` (and whether it was playing when that began). The
-        /// interruption is restored, without a new began, if `by` is active and its rules
-        /// interrupt the session; otherwise it ends, as if `by` had deactivated with
-        /// `notifyOthersOnDeactivation`.
-        case restoreInterruption(SessionID, by: SessionID, wasPlaying: Bool)
+        /// interrupted, and why (and whether it was playing when that began). The
+        /// interruption is restored, without a new began, if its cause still holds: the
+        /// interrupting session is active and its rules interrupt this one, or the screen
+        /// is still locked (silent mode still on) and the category is silenced by it.
+        /// Otherwise it ends, with `shouldResume` if the session was playing, as if the
+        /// interrupter had deactivated with `notifyOthersOnDeactivation` or the screen had
+        /// been unlocked.
+        case restoreInterruption(SessionID, reason: InterruptionReason, wasPlaying: Bool)
 
         /// The session the event is about; `nil` for system events.
         public var sessionID: SessionID? {

@@ -138,8 +138,8 @@ public struct SessionPolicy: Sendable, Equatable {
             setSilentMode(on)
         case .routeDisconnected:
             disconnectRoute()
-        case let .restoreInterruption(id, by, wasPlaying):
-            restoreInterruption(id, by: by, wasPlaying: wasPlaying)
+        case let .restoreInterruption(id, reason, wasPlaying):
+            restoreInterruption(id, reason: reason, wasPlaying: wasPlaying)
         case let .silenceTimeout(id):
             silenceTimedOut(id)
         }
@@ -157,7 +157,7 @@ public struct SessionPolicy: Sendable, Equatable {
             return (id, .optionsNotAllowedForCategory)
         case .soundStarted where session.isInterrupted:
             return (id, .soundWhileInterrupted)
-        case let .restoreInterruption(_, by, _) where sessions[by] == nil:
+        case let .restoreInterruption(_, .sessionActivated(by), _) where sessions[by] == nil:
             return (by, .unknownSession)
         default:
             return nil

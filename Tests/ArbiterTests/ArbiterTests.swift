@@ -3,6 +3,9 @@ import DBus
 import SessionPolicy
 import Testing
 import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One process's connection to the arbiter, recording the signals it receives.
 final class Client: Sendable {
@@ -145,6 +148,75 @@ struct ArbiterTests {
         #expect(player.received("InterruptionBegan").isEmpty, "playback keeps playing when locked")
     }
 
+    @Test("a new arbiter asks a running screen saver whether the screen is locked",
+          arguments: [("org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver"), ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver")])
+    func screenLockedBeforeStart(saver: (name: String, path: String)) async throws {
+        let bus = try PrivateBus()
+        let screensaver = try await ScreenSaverStandIn(bus, name: saver.name, path: try ObjectPath(saver.path), active: true)
+        let host = try DBusConnection(.address(bus.address))
+        let arbiter = try Arbiter(connection: host)
+        #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
+        try await eventually("the lock state asked for") { arbiter.policy.screenLocked }
+        #expect(screensaver.questions.value == 1)
+        let ambient = try await Client(bus)
+        try await ambient.register("chimes", category: "ambient", active: true)
+        #expect(ambient.received("InterruptionBegan").first?.first == .string("screenLocked"),
+                "an ambient session starting under a locked screen is silenced at once")
+    }
+
+    @Test("a signal newer than the saver's answer wins")
+    func signalBeatsAnswer() async throws {
+        let bus = try PrivateBus()
+        // It says "unlocked" by signal, then answers "locked" (as a saver unlocking while the
+        // question was on its way would): the signal is newer.
+        let screensaver = try await ScreenSaverStandIn(bus, name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
+                                                       active: true, signalBeforeAnswer: false)
+        let host = try DBusConnection(.address(bus.address))
+        let arbiter = try Arbiter(connection: host)
+        try await eventually("the question answered") { screensaver.questions.value == 1 }
+        // A round trip through the arbiter's bus thread after the answer has arrived.
+        _ = try await host.nameOwner(StandardInterface.bus)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(!arbiter.policy.screenLocked)
+    }
+
+    @Test("a session silenced by the lock that registers again stays silenced until the unlock, even before the saver answers")
+    func silencedSessionRegistersAgain() async throws {
+        let bus = try PrivateBus()
+        let screensaver = try await ScreenSaverStandIn(bus, name: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver",
+                                                       active: true, answerAfter: .milliseconds(300))
+        let host = try DBusConnection(.address(bus.address))
+        let arbiter = try Arbiter(connection: host)
+        #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
+        // Registers again (after a host change) while the saver has not answered yet.
+        let chimes = try await Client(bus)
+        try await chimes.call("Register", [.string("chimes"), .vardict([
+            "category": .string("ambient"), "silencedBy": .string("screenLocked"), "wasPlaying": .boolean(true),
+        ])])
+        #expect(!arbiter.policy.screenLocked, "the question is still on its way")
+        try await eventually("the answer") { arbiter.policy.screenLocked }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(chimes.received("InterruptionEnded").isEmpty, "still locked: the silencing carries on")
+        #expect(arbiter.policy[SessionID(chimes.id)]?.interruptions == [.screenLocked])
+        try screensaver.connection.send(DBusMessage.signal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                                                           name: "ActiveChanged", arguments: [.boolean(false)]))
+        try await eventually("the unlock ends it") { !chimes.received("InterruptionEnded").isEmpty }
+        #expect(chimes.received("InterruptionEnded") == [[.boolean(true)]], "it was playing, so it resumes")
+        #expect(chimes.received("InterruptionBegan").isEmpty, "it knew already")
+    }
+
+    @Test("a session silenced by the lock that registers again with no saver running ends its interruption")
+    func silencedSessionNoSaver() async throws {
+        let f = try await ArbiterFixture()
+        let chimes = try await Client(f.bus)
+        try await chimes.call("Register", [.string("chimes"), .vardict([
+            "category": .string("ambient"), "silencedBy": .string("screenLocked"), "wasPlaying": .boolean(false),
+        ])])
+        try await eventually("the interruption to end") { !chimes.received("InterruptionEnded").isEmpty }
+        #expect(chimes.received("InterruptionEnded") == [[.boolean(false)]])
+        #expect(f.arbiter.policy[SessionID(chimes.id)]?.isInterrupted == false)
+    }
+
     @Test("a hostile client gets errors and changes nothing for others")
     func hostile() async throws {
         let f = try await ArbiterFixture { $0.maximumSessions = 4 }
@@ -158,6 +230,7 @@ struct ArbiterTests {
         #expect(await dbusErrorName { try await hostile.register("x", category: "loud") } == DBusError.Name.invalidArgs)
         #expect(await dbusErrorName { try await hostile.register("x", options: ["everything"]) } == DBusError.Name.invalidArgs)
         #expect(await dbusErrorName { try await hostile.call("Register", [.string("x"), .vardict(["active": .string("yes")])]) } == DBusError.Name.invalidArgs)
+        #expect(await dbusErrorName { try await hostile.call("Register", [.string("x"), .vardict(["silencedBy": .string("asleep")])]) } == DBusError.Name.invalidArgs)
         #expect(await dbusErrorName { try await hostile.call("Register", [.string("x"), .vardict(["pid": .int32(1)])]) } == DBusError.Name.invalidArgs)
         #expect(await dbusErrorName { try await hostile.call("SetActive", [.string("true")]) } == DBusError.Name.invalidArgs)
         #expect(await dbusErrorName { try await hostile.register("x", category: "soloAmbient", options: ["duckOthers"]) } == ArbiterName.Error.rejected)
@@ -189,5 +262,34 @@ struct ArbiterTests {
         let sessions = reply.first?.unwrapped.elements?.compactMap(\.stringKeyedDictionary) ?? []
         #expect(sessions.map { $0["app"]?.string } == ["beta", "alpha"])
         #expect(sessions.last?["target"] == .boolean(true) && sessions.first?["eligible"] == .boolean(false))
+    }
+}
+
+/// A screen saver on the bus that answers `GetActive`.
+final class ScreenSaverStandIn: Sendable {
+    let connection: DBusConnection
+    let questions = Locked(0)
+    let object: DBusExportedObject
+
+    init(_ bus: PrivateBus, name: String, path: ObjectPath, active: Bool, signalBeforeAnswer: Bool? = nil,
+         answerAfter delay: Duration = .zero) async throws {
+        connection = try DBusConnection(.address(bus.address))
+        let questions = self.questions
+        let connection = self.connection
+        object = try connection.export([
+            DBusInterface(name, methods: [
+                DBusMethod("GetActive", outputs: [.init("active", .boolean)]) { _ in
+                    // (Blocks this connection's bus thread, as a busy saver would.)
+                    if delay > .zero { usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000)) }
+                    if let signalBeforeAnswer {
+                        try connection.send(DBusMessage.signal(path: path, interface: name, name: "ActiveChanged",
+                                                               arguments: [.boolean(signalBeforeAnswer)]))
+                    }
+                    questions.withLock { $0 += 1 }
+                    return [.boolean(active)]
+                },
+            ], signals: [DBusSignalDeclaration("ActiveChanged", arguments: [.init("active", .boolean)])]),
+        ], at: path)
+        #expect(try await connection.requestName(name) == .primaryOwner)
     }
 }

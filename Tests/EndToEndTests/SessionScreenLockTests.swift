@@ -94,4 +94,45 @@ struct SessionScreenLockTests {
                 "the sink \(sounding ? "hears" : "does not hear") the ambient process, the arbiter says \(session.map(String.init(describing:)) ?? "nothing")")
         #expect(ambience.lines.contains { $0.hasPrefix("session: interruption ended") }, "\(ambience.lines)")
     }
+
+    /// Without asking the saver, a new host would think the screen unlocked until the next
+    /// `ActiveChanged`, and the ambient process, registering again, would play while locked.
+    @Test("a process that takes over the arbiter while the screen is locked keeps the ambient process silent")
+    func takeoverWhileLocked() async throws {
+        let world = try await SessionWorld()
+        let saver = try await world.runScreenSaver()
+        let music = try world.play("music", side: .right, category: "playback")
+        try await music.waitUntilPlaying()
+        let musicID = try await music.uniqueName()
+        #expect(try await world.arbiterOwner() == musicID, "the first process hosts the arbiter")
+        try saver.set(locked: true)
+        try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
+        let ambience = try world.play("ambience", side: .left, category: "ambient")
+        try await ambience.waitForSession("interrupted") { $0.interrupted }
+        let ambienceID = try await ambience.uniqueName()
+        let capture = try await world.capture()
+
+        let asked = saver.questions.value
+        let killed = ContinuousClock.now
+        music.kill()
+        try await sessionPoll("the ambient process to host the arbiter") { try await world.arbiterOwner() == ambienceID }
+        try await ambience.waitForLine("session: the arbiter changed hosts; registered again")
+        try await sessionPoll("the new host to know the screen is locked") {
+            try await world.arbiterProperty("ScreenLocked") == .boolean(true)
+        }
+        #expect(saver.questions.value > asked, "the new host asked the saver")
+        try await ambience.waitForSession("interrupted under the new host") { $0.interrupted && !$0.producingSound }
+        try await settle(1.0)
+        var audio = try capture.snapshot()
+        let at = try audio.at(killed)
+        #expect(audio.peak(.left, at..<audio.duration) < -60,
+                "the ambient process sounded under the new host while the screen was locked")
+
+        try saver.set(locked: false)
+        try await ambience.waitForLine("session: interruption ended, resuming")
+        try await ambience.waitUntilPlaying()
+        try await settle(0.5)
+        audio = try await capture.stop()
+        #expect(abs(audio.level(.left, audio.tail(0.3)) + 12) < 1, "the ambient process plays after the unlock")
+    }
 }

@@ -16,7 +16,7 @@ struct RestoreTests {
 
     @Test func aRestoredInterruptionIsSilentAndEndsWhenTheInterrupterDeactivates() {
         var policy = afterHostChange()
-        #expect(policy.apply(.restoreInterruption(podcast, by: game, wasPlaying: true)).interruptions.isEmpty,
+        #expect(policy.apply(.restoreInterruption(podcast, reason: .sessionActivated(game), wasPlaying: true)).interruptions.isEmpty,
                 "the podcast already knows it is interrupted")
         #expect(policy[podcast]!.isInterrupted && !policy[podcast]!.isActive)
         #expect(policy.apply(.deactivate(game, notifyOthers: true)).interruptions
@@ -25,11 +25,11 @@ struct RestoreTests {
 
     @Test func aRestoreEndsAtOnceWhenTheInterrupterNoLongerInterrupts() {
         var policy = afterHostChange(gameActive: false)
-        #expect(policy.apply(.restoreInterruption(podcast, by: game, wasPlaying: true)).interruptions
+        #expect(policy.apply(.restoreInterruption(podcast, reason: .sessionActivated(game), wasPlaying: true)).interruptions
             == [.interruptionEnded(podcast, shouldResume: true)])
         #expect(!policy[podcast]!.isInterrupted)
         var paused = afterHostChange(gameActive: false)
-        #expect(paused.apply(.restoreInterruption(podcast, by: game, wasPlaying: false)).interruptions
+        #expect(paused.apply(.restoreInterruption(podcast, reason: .sessionActivated(game), wasPlaying: false)).interruptions
             == [.interruptionEnded(podcast, shouldResume: false)])
     }
 
@@ -37,15 +37,43 @@ struct RestoreTests {
         var policy = SessionPolicy()
         policy.add(game, .playback, options: .mixWithOthers, active: true, playing: true, tick: 1)
         policy.add(podcast, .playback, tick: 2)
-        #expect(policy.apply(.restoreInterruption(podcast, by: game, wasPlaying: true)).interruptions
+        #expect(policy.apply(.restoreInterruption(podcast, reason: .sessionActivated(game), wasPlaying: true)).interruptions
             == [.interruptionEnded(podcast, shouldResume: true)])
     }
 
     @Test func aRestoreNamingAnUnknownSessionIsRejected() {
         var policy = afterHostChange()
         let before = policy
-        #expect(policy.apply(.restoreInterruption(podcast, by: stranger, wasPlaying: true)) == [.rejected(stranger, reason: .unknownSession)])
-        #expect(policy.apply(.restoreInterruption(stranger, by: game, wasPlaying: true)) == [.rejected(stranger, reason: .unknownSession)])
+        #expect(policy.apply(.restoreInterruption(podcast, reason: .sessionActivated(stranger), wasPlaying: true)) == [.rejected(stranger, reason: .unknownSession)])
+        #expect(policy.apply(.restoreInterruption(stranger, reason: .sessionActivated(game), wasPlaying: true)) == [.rejected(stranger, reason: .unknownSession)])
         #expect(policy == before)
+    }
+
+    @Test func aScreenLockInterruptionCarriesOnWhileLockedAndEndsWithResumeOnUnlock() {
+        var policy = SessionPolicy()
+        _ = policy.apply(.screenLockChanged(locked: true))
+        policy.add(game, .ambient, tick: 1)
+        #expect(policy.apply(.restoreInterruption(game, reason: .screenLocked, wasPlaying: true)).interruptions.isEmpty,
+                "the game already knows it is silenced")
+        #expect(policy[game]!.interruptions == [.screenLocked] && !policy[game]!.isActive)
+        #expect(policy.apply(.screenLockChanged(locked: false)).interruptions == [.interruptionEnded(game, shouldResume: true)])
+    }
+
+    @Test func aScreenLockInterruptionEndsAtOnceWhenTheScreenIsNoLongerLocked() {
+        var policy = SessionPolicy()
+        policy.add(game, .ambient, tick: 1)
+        #expect(policy.apply(.restoreInterruption(game, reason: .screenLocked, wasPlaying: true)).interruptions
+            == [.interruptionEnded(game, shouldResume: true)])
+        #expect(!policy[game]!.isInterrupted)
+        #expect(policy.apply(.restoreInterruption(game, reason: .silentMode, wasPlaying: false)).interruptions
+            == [.interruptionEnded(game, shouldResume: false)])
+    }
+
+    @Test func aScreenLockInterruptionEndsForACategoryTheLockDoesNotSilence() {
+        var policy = SessionPolicy()
+        _ = policy.apply(.screenLockChanged(locked: true))
+        policy.add(music, .playback, tick: 1)
+        #expect(policy.apply(.restoreInterruption(music, reason: .screenLocked, wasPlaying: true)).interruptions
+            == [.interruptionEnded(music, shouldResume: true)])
     }
 }

@@ -3,9 +3,6 @@ import DBus
 import SessionPolicy
 import Testing
 import TestSupport
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One process's connection to the arbiter, recording the signals it receives.
 final class Client: Sendable {
@@ -149,10 +146,10 @@ struct ArbiterTests {
     }
 
     @Test("a new arbiter asks a running screen saver whether the screen is locked",
-          arguments: [("org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver"), ("org.gnome.ScreenSaver", "/org/gnome/ScreenSaver")])
-    func screenLockedBeforeStart(saver: (name: String, path: String)) async throws {
+          arguments: ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"])
+    func screenLockedBeforeStart(saver: String) async throws {
         let bus = try PrivateBus()
-        let screensaver = try await ScreenSaverStandIn(bus, name: saver.name, path: try ObjectPath(saver.path), active: true)
+        let screensaver = try await ScreenSaverStandIn(bus, name: saver, locked: true)
         let host = try DBusConnection(.address(bus.address))
         let arbiter = try Arbiter(connection: host)
         #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
@@ -169,8 +166,7 @@ struct ArbiterTests {
         let bus = try PrivateBus()
         // It says "unlocked" by signal, then answers "locked" (as a saver unlocking while the
         // question was on its way would): the signal is newer.
-        let screensaver = try await ScreenSaverStandIn(bus, name: "org.freedesktop.ScreenSaver", path: "/org/freedesktop/ScreenSaver",
-                                                       active: true, signalBeforeAnswer: false)
+        let screensaver = try await ScreenSaverStandIn(bus, locked: true, signalBeforeAnswer: false)
         let host = try DBusConnection(.address(bus.address))
         let arbiter = try Arbiter(connection: host)
         try await eventually("the question answered") { screensaver.questions.value == 1 }
@@ -183,8 +179,8 @@ struct ArbiterTests {
     @Test("a session silenced by the lock that registers again stays silenced until the unlock, even before the saver answers")
     func silencedSessionRegistersAgain() async throws {
         let bus = try PrivateBus()
-        let screensaver = try await ScreenSaverStandIn(bus, name: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver",
-                                                       active: true, answerAfter: .milliseconds(300))
+        let screensaver = try await ScreenSaverStandIn(bus, name: "org.gnome.ScreenSaver", locked: true,
+                                                       answerAfter: .milliseconds(300))
         let host = try DBusConnection(.address(bus.address))
         let arbiter = try Arbiter(connection: host)
         #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
@@ -198,8 +194,7 @@ struct ArbiterTests {
         try await Task.sleep(for: .milliseconds(50))
         #expect(chimes.received("InterruptionEnded").isEmpty, "still locked: the silencing carries on")
         #expect(arbiter.policy[SessionID(chimes.id)]?.interruptions == [.screenLocked])
-        try screensaver.connection.send(DBusMessage.signal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                                                           name: "ActiveChanged", arguments: [.boolean(false)]))
+        try screensaver.set(locked: false)
         try await eventually("the unlock ends it") { !chimes.received("InterruptionEnded").isEmpty }
         #expect(chimes.received("InterruptionEnded") == [[.boolean(true)]], "it was playing, so it resumes")
         #expect(chimes.received("InterruptionBegan").isEmpty, "it knew already")
@@ -265,31 +260,3 @@ struct ArbiterTests {
     }
 }
 
-/// A screen saver on the bus that answers `GetActive`.
-final class ScreenSaverStandIn: Sendable {
-    let connection: DBusConnection
-    let questions = Locked(0)
-    let object: DBusExportedObject
-
-    init(_ bus: PrivateBus, name: String, path: ObjectPath, active: Bool, signalBeforeAnswer: Bool? = nil,
-         answerAfter delay: Duration = .zero) async throws {
-        connection = try DBusConnection(.address(bus.address))
-        let questions = self.questions
-        let connection = self.connection
-        object = try connection.export([
-            DBusInterface(name, methods: [
-                DBusMethod("GetActive", outputs: [.init("active", .boolean)]) { _ in
-                    // (Blocks this connection's bus thread, as a busy saver would.)
-                    if delay > .zero { usleep(UInt32(delay.components.attoseconds / 1_000_000_000_000)) }
-                    if let signalBeforeAnswer {
-                        try connection.send(DBusMessage.signal(path: path, interface: name, name: "ActiveChanged",
-                                                               arguments: [.boolean(signalBeforeAnswer)]))
-                    }
-                    questions.withLock { $0 += 1 }
-                    return [.boolean(active)]
-                },
-            ], signals: [DBusSignalDeclaration("ActiveChanged", arguments: [.init("active", .boolean)])]),
-        ], at: path)
-        #expect(try await connection.requestName(name) == .primaryOwner)
-    }
-}

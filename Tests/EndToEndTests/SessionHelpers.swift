@@ -254,8 +254,8 @@ final class SessionWorld: Sendable {
 
     /// A screen saver on this world's bus that owns `org.freedesktop.ScreenSaver` and
     /// answers `GetActive`, as a desktop's does.
-    func runScreenSaver(locked: Bool = false) async throws -> SessionScreenSaver {
-        try await SessionScreenSaver(bus: bus, locked: locked)
+    func runScreenSaver(locked: Bool = false) async throws -> ScreenSaverStandIn {
+        try await ScreenSaverStandIn(bus, locked: locked)
     }
 
     /// Waits until `condition` holds for the arbiter's sessions.
@@ -495,38 +495,3 @@ func settle(_ seconds: Double) async throws {
     try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
 }
 
-/// A stand-in `org.freedesktop.ScreenSaver`: answers `GetActive` with its state and sends
-/// `ActiveChanged` when the state changes.
-final class SessionScreenSaver: Sendable {
-    static let name = "org.freedesktop.ScreenSaver"
-    static let path: ObjectPath = "/org/freedesktop/ScreenSaver"
-    let connection: DBusConnection
-    let locked: Locked<Bool>
-    let questions = Locked(0)
-    private let object: DBusExportedObject
-
-    init(bus: PrivateBus, locked: Bool) async throws {
-        connection = try DBusConnection(.address(bus.address))
-        let state = Locked(locked), questions = self.questions
-        self.locked = state
-        object = try connection.export([
-            DBusInterface(SessionScreenSaver.name, methods: [
-                DBusMethod("GetActive", outputs: [.init("active", .boolean)]) { _ in
-                    questions.withLock { $0 += 1 }
-                    return [.boolean(state.value)]
-                },
-            ], signals: [DBusSignalDeclaration("ActiveChanged", arguments: [.init("active", .boolean)])]),
-        ], at: SessionScreenSaver.path)
-        guard try await connection.requestName(SessionScreenSaver.name) == .primaryOwner else {
-            throw TestFailure("the stand-in screen saver could not own \(SessionScreenSaver.name)")
-        }
-    }
-
-    /// Locks or unlocks the screen.
-    func set(locked: Bool) throws {
-        self.locked.withLock { $0 = locked }
-        try object.emit("ActiveChanged", interface: SessionScreenSaver.name, [.boolean(locked)])
-    }
-
-    deinit { connection.close() }
-}

@@ -39,6 +39,40 @@ struct AudioPlayerTests {
         #expect(try #require(audio.dominantFrequency(channel: 1, range: middle)).isClose(to: 440, within: 2), "mono plays on both channels")
     }
 
+    /// An open, idle stream is stopped: the first writes fill the whole device buffer at
+    /// once, before it starts. A voice that starts as soon as the reader has decoded its
+    /// first block runs dry within that burst, and its sound has a hole after the block.
+    @Test("an unprepared player started on an open, idle device plays without a hole")
+    func unpreparedOnIdleDevice() async throws {
+        let wake = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 0.1)))
+        let file = URL(fileURLWithPath: try TestSignals.sine(frequency: 440, duration: 0.25, sampleRate: 44100, channels: 1))
+        // The hole comes from a race of microseconds between the reader's second block and
+        // the render thread's burst: it showed in about one start in 20 before the fix, so
+        // the test makes many starts.
+        let rounds = 12
+        // Both cores kept busy, as on a loaded machine: the reader thread (normal priority)
+        // then decodes slowly, while the render thread (real time where allowed) does not.
+        let load = CPULoad(threads: 2)
+        defer { load.stop() }
+        let audio = try await captured {
+            #expect(wake.play())
+            try await waitUntilFinished(wake)
+            for _ in 0..<rounds {
+                try await sleep(0.12)  // the stream drains and stops; the device stays open
+                #expect(AudioEngine.shared.isDeviceOpen)
+                let player = try AudioPlayer(contentsOf: file)
+                #expect(player.play())
+                try await waitUntilFinished(player)
+            }
+        }
+        // 1 ms windows and gaps: a hole of a few ms shows as two regions.
+        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
+        #expect(regions.count == rounds + 1, "\(regions)")
+        for region in regions.dropFirst() {
+            #expect(region.duration.isClose(to: 0.25, within: 0.002), "\(region) in \(regions)")
+        }
+    }
+
     @Test("pause leaves a gap as long as the pause, and nothing is lost")
     func pause() async throws {
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 800, duration: 1.5)))

@@ -49,6 +49,14 @@ public final class Voice: @unchecked Sendable {
     let resetLoopsRequested = Atomic<Bool>(false)
     /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
     let ringOwner = Atomic<Int>(0)
+    /// The reader has buffered ``primeFrames`` (or the whole rest of the file) since the
+    /// ring was last reset: the voice may start.
+    let primed = Atomic<Bool>(false)
+    /// What a voice needs buffered before it starts. A stopped stream takes a whole
+    /// device buffer (2304 frames by default) in one burst when it starts; a voice that
+    /// started on the reader's first block would run dry inside that burst and leave a
+    /// hole in its sound. This is enough for the burst and the reader's next blocks.
+    static let primeFrames = 4096
 
     // Render → app.
     let position = AtomicDouble(0)
@@ -74,9 +82,9 @@ public final class Voice: @unchecked Sendable {
     var renderGainFramesLeft = 0
     var renderVolumeGeneration: UInt32 = 0
     var renderMark = Mark(ringFrame: 0, mediaTime: 0, mediaPerFrame: 0, isEnd: false)
-    /// Whether the voice has mixed a frame since it was (re)started: until then an empty
-    /// ring means the reader has not caught up yet (a play without prepare starts a
-    /// little late, as with AVAudioPlayer), not a dropout.
+    /// Whether the voice has mixed a frame since it was (re)started: until then it waits
+    /// for the reader to have ``primed`` the ring (a play without prepare starts a little
+    /// late, as with AVAudioPlayer), and an empty ring is not a dropout.
     var renderHasStarted = false
     var renderPeak: (Float, Float) = (0, 0)
     var renderMeanSquare: (Float, Float) = (0, 0)
@@ -139,7 +147,7 @@ public final class Voice: @unchecked Sendable {
         var peak: (Float, Float) = (0, 0)
         var sumSquares: (Float, Float) = (0, 0)
 
-        if !renderHasStarted, ring.availableToRead == 0, !renderMark.isEnd {
+        if !renderHasStarted, !primed.load(ordering: .acquiring), !renderMark.isEnd {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
             return
         }

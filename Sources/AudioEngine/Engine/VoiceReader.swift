@@ -77,6 +77,7 @@ final class VoiceReader: @unchecked Sendable {
             // A seek or a rate change: restart from the current (or requested) position.
             guard voice.ringOwner.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
             let target = requested != generation ? voice.seekTarget.value : voice.position.value
+            voice.primed.store(false, ordering: .releasing)
             voice.ring.reset()
             voice.marks.reset()
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
@@ -229,6 +230,9 @@ final class VoiceReader: @unchecked Sendable {
             if n == 0 { break }
             written += n
         }
+        if voice.ring.availableToRead >= min(Voice.primeFrames, voice.ring.capacity / 2) {
+            voice.primed.store(true, ordering: .releasing)
+        }
     }
 
     /// Flushes what the converter and stretcher still hold.
@@ -245,6 +249,7 @@ final class VoiceReader: @unchecked Sendable {
 
     private func endStream(_ voice: Voice) {
         ended = true
+        defer { voice.primed.store(true, ordering: .releasing) }
         let duration = file.format.duration ?? mediaTime
         _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: failure == nil ? duration : mediaTime,
                                         mediaPerFrame: 0, isEnd: true))

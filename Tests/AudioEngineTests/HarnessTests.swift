@@ -136,7 +136,7 @@ struct HarnessTests {
         let regions = audio.activeRegions()
         try #require(regions.count == 1, "\(regions)")
         let region = regions[0]
-        let inner = (region.start + 0.05)..<(region.end - 0.05)
+        let inner = try region.inner(trimming: 0.05)
         let frequencies = (0..<2).map { audio.dominantFrequency(channel: $0, range: inner)! }
         let levels = (0..<2).map { audio.sineLevelDBFS(channel: $0, range: inner) }
         let peaks = (0..<2).map { audio.peakDBFS(channel: $0, range: inner) }
@@ -203,7 +203,7 @@ struct HarnessTests {
         let audio = try await capture(server) { try await aplay(path, server) }
         let regions = audio.activeRegions()
         try #require(regions.count == 1, "\(regions)")
-        let inner = (regions[0].start + 0.05)..<(regions[0].end - 0.05)
+        let inner = try regions[0].inner(trimming: 0.05)
         #expect(abs(regions[0].duration - 0.5) <= 0.03)
         #expect(abs(audio.dominantFrequency(channel: 0, range: inner)! - 440) <= 2)
         #expect(abs(audio.dominantFrequency(channel: 1, range: inner)! - 880) <= 2)

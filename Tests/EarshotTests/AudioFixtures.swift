@@ -10,10 +10,18 @@ func captured(_ body: @escaping () async throws -> Void) async throws -> Capture
     // No need to wait for an earlier test's stream to go: the engine's idle stream is silent.
     try await withAudio(idleTimeout: 0) { server in
         let capture = try Capture(server: server)
-        return try await capture.record {
+        let engine = AudioEngine.shared
+        let underruns = engine.underrunCount, deviceTime = engine.deviceCurrentTime, started = Date()
+        let audio = try await capture.record {
             try await body()
-            try await sleep(AudioEngine.shared.outputLatency + 0.1)
+            try await sleep(engine.outputLatency + 0.1)
         }
+        // For a capture that does not hold what was played: how long the body ran against
+        // the device clock, and whether the stream broke meanwhile.
+        print(String(format: "captured: %.3f s of body, %.3f s of device clock, %d underruns, %.3f s captured",
+                     Date().timeIntervalSince(started), engine.deviceCurrentTime - deviceTime,
+                     engine.underrunCount - underruns, audio.duration))
+        return audio
     }
 }
 

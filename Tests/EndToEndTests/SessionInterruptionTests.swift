@@ -39,7 +39,7 @@ struct SessionInterruptionTests {
         try #require(game3s.count == 1, "the game sounded once, for 3 s: \(game3s)")
         let g = game3s[0]
         #expect(abs(g.duration - 3) < 0.1, "the game's tone lasted \(g.duration) s")
-        #expect(abs(audio.level(.right, (g.start + 0.2)..<(g.end - 0.2)) + 12) < 1, "the game's level")
+        #expect(abs(audio.level(.right, try g.inner(trimming: 0.2)) + 12) < 1, "the game's level")
         #expect(abs(audio.level(.left, max(0, g.start - 0.6)..<(g.start - 0.1)) + 12) < 1, "the podcast played before the game")
         let overlapEnd = audio.activeRegions(threshold: -60, minGap: 0, channel: SessionSide.left.channel,
                                              range: g.start..<g.end).last?.end ?? g.start
@@ -93,7 +93,7 @@ struct SessionInterruptionTests {
         let p = prompts[0]
         let before = audio.level(.left, max(0, p.start - 0.7)..<(p.start - 0.1))
         // The duck gain ramps over 0.2 s; measure after it.
-        let during = audio.level(.left, (p.start + 0.4)..<(p.end - 0.1))
+        let during = audio.level(.left, try p.inner(head: 0.4, tail: 0.1))
         let after = audio.level(.left, (p.end + 0.6)..<(audio.duration - 0.05))
         sessionReport(String(format: "before %.2f, during %.2f (%.2f dB), after %.2f dBFS", before, during, during - before, after))
         #expect(abs(before + 12) < 1, "the podcast before ducking: \(before) dBFS")
@@ -103,7 +103,7 @@ struct SessionInterruptionTests {
         let onset = try #require(audio.onset(threshold: -40, channel: SessionSide.left.channel))
         #expect(audio.longestSilence(.left, in: max(onset + 0.01, p.start - 0.7)..<(audio.duration - 0.05)) < 0.05,
                 "the ducked podcast never stopped")
-        #expect(abs(audio.level(.right, (p.start + 0.2)..<(p.end - 0.2)) + 12) < 1, "the ducking process is not ducked itself")
+        #expect(abs(audio.level(.right, try p.inner(trimming: 0.2)) + 12) < 1, "the ducking process is not ducked itself")
         #expect(!podcasts.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(podcasts.lines)")
     }
 

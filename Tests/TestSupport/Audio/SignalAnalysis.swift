@@ -71,6 +71,20 @@ public struct AudioRegion: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         String(format: "%.3f–%.3f s", start, end)
     }
+
+    /// The region without `head` seconds at its start and `tail` at its end, to measure
+    /// away from the onset and the release.
+    ///
+    /// - Throws: when the region is too short for that: a sound cut short is a failed
+    ///   expectation, not a crash that takes the rest of the test run with it.
+    public func inner(head: Double, tail: Double) throws -> Range<Double> {
+        guard duration > head + tail else {
+            throw TestFailure("the region \(self) is too short to measure inside (\(head) s + \(tail) s trimmed)")
+        }
+        return (start + head)..<(end - tail)
+    }
+
+    public func inner(trimming margin: Double) throws -> Range<Double> { try inner(head: margin, tail: margin) }
 }
 
 extension Array where Element == AudioRegion {

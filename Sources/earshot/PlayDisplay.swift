@@ -16,13 +16,7 @@ final class PlayDisplay: @unchecked Sendable {
 
     /// Runs until the queue runs out, `quit` fires, or SIGINT/SIGTERM arrives.
     func run(until quit: QuitSignal) async {
-        for signo in [SIGINT, SIGTERM] {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo)
-            source.setEventHandler { quit.fire() }
-            source.resume()
-            sources.append(source)
-        }
+        sources = onTerminationSignals { quit.fire() }
         if interactive { startKeyboard(quit) }
         let events = Task { [queue] in
             for await event in queue.events { self.handle(event) }

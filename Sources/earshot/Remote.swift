@@ -164,14 +164,7 @@ struct Daemon: AsyncParsableCommand {
             fail("earshot daemon: \(error)")
         }
         let stop = QuitSignal()
-        var sources: [DispatchSourceSignal] = []
-        for signo in [SIGINT, SIGTERM] {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo)
-            source.setEventHandler { stop.fire() }
-            source.resume()
-            sources.append(source)
-        }
+        let sources = onTerminationSignals { stop.fire() }
         connection.onDisconnect { stop.fire() }
         while !stop.fired { try await Task.sleep(for: .milliseconds(50)) }
         arbiter.stop()

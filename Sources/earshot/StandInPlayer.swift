@@ -43,13 +43,7 @@ final class StandInPlayer: Sendable {
     /// Keeps the clock running (advancing at the end of each track) until a quit
     /// command or one of `signals` arrives.
     func run(until signals: [Int32]) async {
-        let sources = signals.map { signo -> DispatchSourceSignal in
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo)
-            source.setEventHandler { [weak self] in self?.state.withLock { $0.quit = true } }
-            source.resume()
-            return source
-        }
+        let sources = onTerminationSignals(signals) { [weak self] in self?.state.withLock { $0.quit = true } }
         defer { sources.forEach { $0.cancel() } }
         while !state.withLock({ $0.quit }) {
             try? await Task.sleep(for: .milliseconds(20))

@@ -17,7 +17,6 @@ extension Arbiter {
         Arbiter.screenSavers.map { saver in
             connection.subscribeNow(MatchRule(interface: saver.name, member: "ActiveChanged")) { [weak self] message in
                 guard let self, let locked = (try? message.arguments())?.first?.bool else { return }
-                self.state.withLock { $0.screenSaverSignalled = true }
                 self.handle(.screenLockChanged(locked: locked))
                 self.restorePendingSilenced()
             }
@@ -39,7 +38,7 @@ extension Arbiter {
             // slip in between the check and the change.
             connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
-                if locked, !self.state.withLock({ $0.screenSaverSignalled }) {
+                if locked, !self.state.withLock({ $0.lockStateKnown }) {
                     self.handle(.screenLockChanged(locked: true))
                 }
                 self.restorePendingSilenced()

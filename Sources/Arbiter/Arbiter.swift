@@ -42,9 +42,9 @@ public final class Arbiter: Sendable {
         /// again yet, by interrupter.
         var pendingRestores: [SessionID: [(victim: SessionID, wasPlaying: Bool)]] = [:]
         var announced: (target: String, locked: Bool)?
-        /// An `ActiveChanged` arrived (so the answers to the start-up query are stale).
-        var screenSaverSignalled = false
-        /// The screen savers have answered (or failed to) whether the screen is locked.
+        /// The lock state is known: an `ActiveChanged` arrived, or the screen savers have
+        /// answered (or failed to) whether the screen is locked. Answers that arrive after
+        /// a signal are stale.
         var lockStateKnown = false
         /// Re-registered sessions silenced by the screen lock, waiting for the lock state.
         var pendingSilenced: [(victim: SessionID, cause: InterruptionReason, wasPlaying: Bool)] = []

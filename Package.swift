@@ -18,6 +18,12 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // FFmpeg's demuxers and decoders, for what libsndfile cannot open (AAC, ALAC in MP4, WMA, …).
+        // One pkg-config name gives the include path; the module map links the four libraries.
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+        ),
         // libpulse's pkg-config flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses; its
         // headers are in the default include path, so the module map alone suffices.
         .systemLibrary(name: "CPulse"),
@@ -29,7 +35,7 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus"]),
         // Decoding, resampling, time-stretching, mixing and ALSA output. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSpeexDSP", "CRubberBand"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.

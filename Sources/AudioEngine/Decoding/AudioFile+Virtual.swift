@@ -18,8 +18,15 @@ extension AudioFile {
             tell: { user in VirtualSource.from(user).position }
         )
         let user = Unmanaged.passUnretained(bytes).toOpaque()
-        let (handle, info) = try Self.openHandle(source: name, leadingBytes: { Array(data.prefix(12)) }) { info in
-            sf_open_virtual(&io, Int32(SFM_READ), info, user)
+        let (handle, info): (OpaquePointer, SF_INFO)
+        do {
+            (handle, info) = try Self.openHandle(source: name, leadingBytes: { Array(data.prefix(12)) }) { info in
+                sf_open_virtual(&io, Int32(SFM_READ), info, user)
+            }
+        } catch where Self.fallsBackToFFmpeg(error) {
+            bytes.rewind()
+            self.init(ffmpeg: try Self.openWithFFmpeg(bytes: bytes, name: name, after: error))
+            return
         }
         // libsndfile copied `io`; `bytes` stays alive as a property until after `sf_close`.
         self.init(handle: handle, info: info, source: name, virtualSource: bytes)
@@ -36,6 +43,9 @@ final class VirtualSource {
     }
 
     var length: sf_count_t { sf_count_t(bytes.count) }
+
+    /// Back to the first byte, for another reader (FFmpeg after libsndfile gave up).
+    func rewind() { position = 0 }
 
     static func from(_ user: UnsafeMutableRawPointer?) -> VirtualSource {
         Unmanaged<VirtualSource>.fromOpaque(user!).takeUnretainedValue()

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// It opens WAV (PCM, float), AIFF, CAF (PCM, ALAC), FLAC, Ogg Vorbis, Ogg Opus and MP3, from a
 /// path or from bytes in memory; the format is recognised from the contents, not the name.
-/// libsndfile does not decode AAC: an `.m4a` fails with ``AudioFileError/Reason/unsupportedFormat(_:)``.
+/// What libsndfile cannot open (AAC and ALAC in MP4, WMA, …) is decoded by FFmpeg instead
+/// (see `FFmpegDecoder`); the choice is made by the contents, libsndfile first.
 ///
 /// Not thread-safe: one thread (the engine's reader thread) reads and seeks.
 ///
@@ -52,7 +53,10 @@ public final class AudioFile: @unchecked Sendable {
     /// The frame the next ``read(into:frames:)`` starts at.
     public private(set) var framePosition: Int64 = 0
 
-    private let handle: OpaquePointer
+    /// The libsndfile handle; nil when FFmpeg decodes the file.
+    private let handle: OpaquePointer!
+    /// The FFmpeg decoder, for a file libsndfile could not open.
+    private let ffmpeg: FFmpegDecoder?
     /// The bytes and read position of a file opened from memory; released after `sf_close`.
     private let virtualSource: VirtualSource?
     private let hints: HeaderHints
@@ -65,14 +69,32 @@ public final class AudioFile: @unchecked Sendable {
     /// unreadable or an empty file each get their own ``AudioFileError/Reason``.
     public convenience init(contentsOf path: String) throws(AudioFileError) {
         try Self.checkPath(path)
-        let (handle, info) = try Self.openHandle(source: path, leadingBytes: { Self.leadingBytes(of: path) }) { info in
-            sf_open(path, Int32(SFM_READ), info)
+        let (handle, info): (OpaquePointer, SF_INFO)
+        do {
+            (handle, info) = try Self.openHandle(source: path, leadingBytes: { Self.leadingBytes(of: path) }) { info in
+                sf_open(path, Int32(SFM_READ), info)
+            }
+        } catch where Self.fallsBackToFFmpeg(error) {
+            self.init(ffmpeg: try Self.openWithFFmpeg(path: path, after: error))
+            return
         }
         self.init(handle: handle, info: info, source: path, virtualSource: nil)
     }
 
+    init(ffmpeg decoder: FFmpegDecoder) {
+        handle = nil
+        ffmpeg = decoder
+        source = decoder.source
+        virtualSource = nil
+        format = decoder.format
+        tags = decoder.tags
+        hints = HeaderHints(log: "", format: decoder.format)
+        reportedErrorCode = 0
+    }
+
     init(handle: OpaquePointer, info: SF_INFO, source: String, virtualSource: VirtualSource?) {
         self.handle = handle
+        ffmpeg = nil
         self.source = source
         self.virtualSource = virtualSource
         // Integer formats read as float are scaled to ±1.0 (libsndfile's default, made explicit).
@@ -84,7 +106,7 @@ public final class AudioFile: @unchecked Sendable {
     }
 
     deinit {
-        sf_close(handle)
+        if handle != nil { sf_close(handle) }
         // `virtualSource` (the bytes libsndfile read from) is released after this, with the other properties.
     }
 
@@ -97,6 +119,10 @@ public final class AudioFile: @unchecked Sendable {
     /// throws again.
     public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(AudioFileError) -> Int {
         guard frames > 0 else { return 0 }
+        if let ffmpeg {
+            defer { framePosition = ffmpeg.position }
+            return try ffmpeg.read(into: buffer, frames: frames)
+        }
         let count = sf_readf_float(handle, buffer, sf_count_t(frames))
         if count > 0 {
             framePosition += count
@@ -109,6 +135,10 @@ public final class AudioFile: @unchecked Sendable {
     /// Moves the read position to `frame`. A negative frame means 0; a frame past the known end
     /// means the end (the next read returns 0).
     public func seek(toFrame frame: Int64) throws(AudioFileError) {
+        if let ffmpeg {
+            defer { framePosition = ffmpeg.position }
+            return try ffmpeg.seek(toFrame: frame)
+        }
         var target = max(0, frame)
         if let frameCount = format.frameCount { target = min(target, frameCount) }
         let result = sf_seek(handle, target, SEEK_SET)

@@ -50,6 +50,15 @@ public struct AudioFileTags: Sendable, Hashable {
     public var trackNumber: String?
     public var date: String?
     public var comment: String?
+    /// The artists, one name each (several Vorbis `ARTIST` comments, an ID3v2.4 list); `[artist]`
+    /// when the format has a single string.
+    public var artists: [String] = []
+    /// The album's artists (MP4 `aART`, ID3v2 `TPE2`, Vorbis `ALBUMARTIST`).
+    public var albumArtists: [String] = []
+    /// The composer.
+    public var composer: String?
+    /// The disc number as written ("1" or "1/2").
+    public var discNumber: String?
 
     /// Creates tags.
     public init(
@@ -58,6 +67,7 @@ public struct AudioFileTags: Sendable, Hashable {
     ) {
         self.title = title
         self.artist = artist
+        self.artists = artist.map { [$0] } ?? []
         self.album = album
         self.genre = genre
         self.trackNumber = trackNumber

@@ -39,8 +39,10 @@ final class FFmpegDecoder {
     private let input: FFmpegInput?
     private let streamIndex: Int32
     private let timeBase: AVRational
-    /// The stream's first timestamp, the origin of frame positions.
-    private let startTimestamp: Int64
+    /// The timestamp of frame 0: the first decoded frame's (decoded when the file is opened),
+    /// which is not always the stream's start time (FFmpeg's WMA decoder holds back its first
+    /// frame, and the first frame it returns carries the second packet's timestamp).
+    private var startTimestamp: Int64
     /// The container's exact length in frames (nil when unknown or estimated from the bit rate).
     private let exactFrameCount: Int64?
     private let preroll: Int64
@@ -56,7 +58,11 @@ final class FFmpegDecoder {
     private(set) var position: Int64 = 0
     /// After a seek: frames before this are dropped (positions taken from timestamps).
     private var seekTarget: Int64?
+    /// How far back the last seek went (see ``reposition(at:attempt:)``).
+    private var seekAttempt = 0
     private var demuxerDone = false
+    /// Whether any frame was ever decoded (a file whose sample table is broken has none).
+    private var decodedAny = false
     private var decoderDone = false
     private var rejectedPackets = 0
     /// An error already thrown at the end, thrown again by later reads.
@@ -65,7 +71,16 @@ final class FFmpegDecoder {
     /// Opens `path`. Throws ``FFmpegDecoder/OpenFailure`` saying whether FFmpeg recognised the contents at all.
     convenience init(path: String) throws(OpenFailure) {
         try self.init(source: path, input: nil) { context in
-            avformat_open_input(&context, path, nil, nil)
+            // Probe the contents alone: given the path, FFmpeg would also score the name's
+            // extension, and take random bytes named .mp3 for MP3.
+            var probe: UnsafeMutablePointer<AVIOContext>?
+            let opened = avio_open(&probe, path, AVIO_FLAG_READ)
+            guard opened >= 0 else { return opened }
+            var found: UnsafePointer<AVInputFormat>?
+            let score = av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
+            avio_closep(&probe)
+            guard score >= 0, let found else { return score < 0 ? score : FFmpegError.demuxerNotFound }
+            return avformat_open_input(&context, path, found, nil)
         }
     }
 
@@ -182,6 +197,8 @@ final class FFmpegDecoder {
         )
         tags = AudioFileTags(metadata: [context.pointee.metadata, stream.pointee.metadata])
         success = true
+        // Decode the first frame now, for its timestamp. An error here is thrown by the first read.
+        _ = try? decodeNextFrame()
     }
 
     deinit {
@@ -233,8 +250,21 @@ final class FFmpegDecoder {
     func seek(toFrame target: Int64) throws(AudioFileError) {
         var target = max(0, target)
         if let frameCount = format.frameCount { target = min(target, frameCount) }
+        try reposition(at: target, attempt: 0)
+    }
+
+    /// Seeks the demuxer to before `target`, further back with each `attempt` (the pre-roll, 1 s,
+    /// 10 s, then the start), and arranges for the frames before `target` to be dropped.
+    ///
+    /// A demuxer may land after the timestamp asked for (ASF seeks by packets of several frames,
+    /// timed in milliseconds); ``append(_:)`` sees that from the first frame's timestamp and
+    /// comes back here with the next attempt. A timestamp before the first packet selects it,
+    /// which also makes an MP4 demuxer mark the priming frames to skip again.
+    private func reposition(at target: Int64, attempt: Int) throws(AudioFileError) {
         guard let formatContext, let codecContext else { return }
-        let start = max(0, target - preroll)
+        let rate = Int64(format.sampleRate)
+        let backoff = [preroll, max(preroll, rate), 10 * rate]
+        let start = attempt < backoff.count ? target - backoff[attempt] : -rate
         let timestamp = startTimestamp + av_rescale_q(start, AVRational(num: 1, den: Int32(format.sampleRate)), timeBase)
         let (status, log) = FFmpegLog.capturing {
             avformat_seek_file(formatContext, streamIndex, Int64.min, timestamp, timestamp, 0)
@@ -251,6 +281,7 @@ final class FFmpegDecoder {
         rejectedPackets = 0
         endError = nil
         seekTarget = target
+        seekAttempt = attempt
         position = target
     }
 
@@ -294,6 +325,10 @@ final class FFmpegDecoder {
     private func append(_ frame: UnsafeMutablePointer<AVFrame>) throws(AudioFileError) {
         let count = Int(frame.pointee.nb_samples)
         guard count > 0 else { return }
+        if !decodedAny, seekTarget == nil, frame.pointee.best_effort_timestamp != earshot_av_nopts_value() {
+            startTimestamp = frame.pointee.best_effort_timestamp
+        }
+        decodedAny = true
         let channels = format.channelCount
         let converter = try converter(for: frame)
         pending.removeAll(keepingCapacity: true)
@@ -309,9 +344,18 @@ final class FFmpegDecoder {
         // The first frames after a seek: place them by their timestamp and drop those before the target.
         let timestamp = frame.pointee.best_effort_timestamp
         guard timestamp != earshot_av_nopts_value() else { seekTarget = nil; return }
-        let first = av_rescale_q(timestamp - startTimestamp, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+        var first = av_rescale_q(timestamp - startTimestamp, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+        if Int64(timeBase.den) < Int64(timeBase.num) * Int64(format.sampleRate) {
+            // Timestamps coarser than a frame (ASF's milliseconds): frames of a fixed size start
+            // at a multiple of it, so take the nearest.
+            first = (first + Int64(count) / 2) / Int64(count) * Int64(count)
+        }
         let frames = Int64(pending.count / channels)
-        if first + frames <= target {
+        if first > target && seekAttempt <= 3 {
+            // Landed after the target: go further back.
+            pending.removeAll(keepingCapacity: true)
+            try reposition(at: target, attempt: seekAttempt + 1)
+        } else if first + frames <= target {
             pending.removeAll(keepingCapacity: true)
         } else {
             pendingOffset = Int(max(0, target - first)) * channels
@@ -349,6 +393,11 @@ final class FFmpegDecoder {
     private func endOfStreamError() -> AudioFileError? {
         if let endError { return endError }
         guard let exactFrameCount, position < exactFrameCount - endTolerance else { return nil }
+        if !decodedAny {
+            let declared = AudioFileError.format(seconds: Double(exactFrameCount) / Double(format.sampleRate))
+            endError = AudioFileError(source: source, reason: .decodeFailed("no audio could be decoded (the container declares \(declared) s)"))
+            return endError
+        }
         endError = AudioFileError(source: source, reason: .truncated(atSeconds: Double(position) / Double(format.sampleRate)))
         return endError
     }

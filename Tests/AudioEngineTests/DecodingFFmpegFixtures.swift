@@ -27,6 +27,10 @@ struct DecodingFFmpegFixtures: Sendable {
     var videoOnly: String { path("video-only.mp4") }
     /// AAC in MP4 with every tag FFmpeg maps.
     var taggedAAC: String { path("tagged.m4a") }
+    /// MP3 (libsndfile's) with the same tags in ID3v2.4.
+    var taggedMP3: String { path("tagged-id3.mp3") }
+    /// AAC in MP4 whose title atom holds "La été" in Latin-1, not UTF-8.
+    var latin1AAC: String { path("latin1-title.m4a") }
 
     // Broken MP4s, from a 4 s AAC file.
     /// Moov atom at the end (ffmpeg's default), file cut to 60 %: no moov.
@@ -81,7 +85,19 @@ struct DecodingFFmpegFixtures: Sendable {
             try await ffmpeg(["-i", base.pcm16, "-c:a", "libfdk_aac", "-profile:a", "aac_he", he])
         }
         try await ffmpeg(["-f", "lavfi", "-i", "color=c=black:s=16x16:d=1", "-c:v", "mpeg4", f.videoOnly])
-        try await ffmpeg(["-i", base.pcm16, "-c:a", "aac"] + tags.sorted { $0.key < $1.key }.flatMap { ["-metadata", "\($0.key)=\($0.value)"] } + [f.taggedAAC])
+        let tagArguments = tags.sorted { $0.key < $1.key }.flatMap { ["-metadata", "\($0.key)=\($0.value)"] }
+        try await ffmpeg(["-i", base.pcm16, "-c:a", "aac"] + tagArguments + [f.taggedAAC])
+        try await ffmpeg(["-i", base.pcm16, "-c:a", "libmp3lame", "-id3v2_version", "4"] + tagArguments + [f.taggedMP3])
+        let latin1 = f.path("latin1-source.m4a")
+        try await ffmpeg(["-i", base.pcm16, "-c:a", "aac", "-metadata", "title=La XtX", latin1])
+        var bytes = try DecodingFixtures.bytes(latin1)
+        let marker = Array("La XtX".utf8)
+        guard let at = (0..<bytes.count - marker.count).first(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) }) else {
+            throw TestFailure("no title in \(latin1)")
+        }
+        bytes[at + 3] = 0xE9
+        bytes[at + 5] = 0xE9
+        try DecodingFixtures.write(bytes, to: f.latin1AAC)
 
         // Broken MP4s.
         let long = f.path("long.wav")  // made by DecodingFixtures: the signal repeated, 4 s

@@ -100,7 +100,7 @@ public final class AudioFile: @unchecked Sendable {
         // Integer formats read as float are scaled to ±1.0 (libsndfile's default, made explicit).
         sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
         format = AudioFileFormat(info: info, handle: handle)
-        tags = AudioFileTags(handle: handle)
+        tags = AudioFileTags.completing(AudioFileTags(handle: handle), path: virtualSource == nil ? source : nil, bytes: virtualSource)
         hints = HeaderHints(log: Self.log(of: handle), format: format)
         reportedErrorCode = sf_error(handle)
     }

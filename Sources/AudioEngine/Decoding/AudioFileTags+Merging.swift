@@ -1,0 +1,77 @@
+internal import CFFmpeg
+
+extension AudioFileTags {
+    /// The tags of a file libsndfile opened, completed from FFmpeg's reading of the same
+    /// bytes: libsndfile's seven string fields stand where it has them; FFmpeg adds the artists
+    /// as a list, the album artists, the composer and the disc number, and any field libsndfile
+    /// left empty. `path` or `bytes` is the file (bytes: a reader of their own, so that
+    /// libsndfile's read position is not moved). When FFmpeg cannot read the file, the tags are
+    /// libsndfile's alone.
+    static func completing(_ sndfile: AudioFileTags, path: String?, bytes: VirtualSource?) -> AudioFileTags {
+        let ffmpeg: AudioFileTags?
+        if let path {
+            ffmpeg = FFmpegTagReader.tags(path: path)
+        } else if let bytes {
+            ffmpeg = FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
+        } else {
+            ffmpeg = nil
+        }
+        guard let ffmpeg else { return sndfile }
+        var tags = sndfile
+        tags.title = sndfile.title ?? ffmpeg.title
+        tags.artist = sndfile.artist ?? ffmpeg.artist
+        tags.album = sndfile.album ?? ffmpeg.album
+        tags.genre = sndfile.genre ?? ffmpeg.genre
+        tags.trackNumber = sndfile.trackNumber ?? ffmpeg.trackNumber
+        tags.date = sndfile.date ?? ffmpeg.date
+        tags.comment = sndfile.comment ?? ffmpeg.comment
+        if !ffmpeg.artists.isEmpty { tags.artists = ffmpeg.artists }
+        tags.albumArtists = ffmpeg.albumArtists
+        tags.composer = ffmpeg.composer
+        tags.discNumber = ffmpeg.discNumber
+        return tags
+    }
+}
+
+/// Reads only the tags of a file with libavformat: the header is parsed, nothing decoded.
+enum FFmpegTagReader {
+    static func tags(path: String) -> AudioFileTags? {
+        read { context in
+            var probe: UnsafeMutablePointer<AVIOContext>?
+            guard avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return -1 }
+            var found: UnsafePointer<AVInputFormat>?
+            let score = av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
+            avio_closep(&probe)
+            guard score >= 0, let found else { return -1 }
+            return avformat_open_input(&context, path, found, nil)
+        }
+    }
+
+    static func tags(bytes: VirtualSource) -> AudioFileTags? {
+        guard let input = FFmpegInput(bytes) else { return nil }
+        return withExtendedLifetime(input) {
+            read { context in
+                context = avformat_alloc_context()
+                guard let allocated = context else { return -1 }
+                allocated.pointee.pb = input.context
+                allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+                return avformat_open_input(&context, nil, nil, nil)
+            }
+        }
+    }
+
+    private static func read(_ open: (inout UnsafeMutablePointer<AVFormatContext>?) -> Int32) -> AudioFileTags? {
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let (status, _) = FFmpegLog.capturing { open(&context) }
+        guard status >= 0, let opened = context else { return nil }
+        defer { avformat_close_input(&context) }
+        var dictionaries: [OpaquePointer?] = [opened.pointee.metadata]
+        for index in 0..<Int(opened.pointee.nb_streams) {
+            guard let stream = opened.pointee.streams[index],
+                  stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO else { continue }
+            dictionaries.append(stream.pointee.metadata)
+            break
+        }
+        return AudioFileTags(metadata: dictionaries)
+    }
+}

@@ -112,7 +112,7 @@ struct DecodingFFmpegFixtures: Sendable {
         try DecodingFixtures.write(try patchAtom(first, "stsz", word: 4, to: 0x7FFF_FFF0), to: f.hugeSampleCount)
         try await ffmpeg(["-i", base.aac] + Array(repeating: ["-map", "0:a"], count: 100).flatMap { $0 } + ["-c", "copy", f.manyTracks])
 
-        // The gapless album: a sine gliding from 300 to 900 Hz (no two joins alike), cut in three.
+        // The gapless album: a sine gliding from 300 to 900 Hz (exponentially; no two joins alike), cut in three.
         try await DecodingFixtures.tool("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", f.albumSource,
                                                 "synth", "3.9", "sine", "300-900", "gain", "-6"])
         for (index, piece) in f.albumPieces.enumerated() {

@@ -51,8 +51,11 @@ final class FFmpegDecoder {
 
     private var converter: OpaquePointer?
     private var converterInput = (rate: Int32(0), format: Int32(-1), channels: Int32(0))
-    /// Decoded frames not yet delivered: `pending[pendingOffset...]`, interleaved.
-    private var pending: [Float] = []
+    /// Decoded frames not yet delivered: `pending[pendingOffset..<pendingCount]`, interleaved,
+    /// in a buffer kept from frame to frame (`pendingCapacity` floats).
+    private var pending: UnsafeMutablePointer<Float>
+    private var pendingCapacity = 8192
+    private var pendingCount = 0
     private var pendingOffset = 0
     /// The frame position of `pending[pendingOffset]`, i.e. of the next frame read.
     private(set) var position: Int64 = 0
@@ -196,6 +199,8 @@ final class FFmpegDecoder {
             bitDepth: lossless && codec.pointee.bits_per_raw_sample > 0 ? Int(codec.pointee.bits_per_raw_sample) : nil
         )
         tags = AudioFileTags(metadata: [context.pointee.metadata, stream.pointee.metadata])
+        // Every throw is above: the context, decoder, packet and frame belong to this object now.
+        pending = .allocate(capacity: pendingCapacity)
         success = true
         // Decode the first frame now, for its timestamp. An error here is thrown by the first read.
         _ = try? decodeNextFrame()
@@ -203,6 +208,7 @@ final class FFmpegDecoder {
 
     deinit {
         swr_free(&converter)
+        pending.deallocate()
         avcodec_free_context(&codecContext)
         avformat_close_input(&formatContext)
         var packet: UnsafeMutablePointer<AVPacket>? = packet
@@ -220,24 +226,22 @@ final class FFmpegDecoder {
         let channels = format.channelCount
         var delivered = 0
         while delivered < frames {
-            if pendingOffset == pending.count {
+            if pendingOffset == pendingCount {
                 guard try decodeNextFrame() else { break }
                 continue
             }
-            var available = (pending.count - pendingOffset) / channels
+            var available = (pendingCount - pendingOffset) / channels
             if let exactFrameCount { available = Int(min(Int64(available), max(0, exactFrameCount - position))) }
             if available == 0 {
                 // Past the container's end: the encoder's padding.
-                pending.removeAll(keepingCapacity: true)
+                pendingCount = 0
                 pendingOffset = 0
                 demuxerDone = true
                 decoderDone = true
                 break
             }
             let count = min(available, frames - delivered)
-            pending.withUnsafeBufferPointer { samples in
-                (buffer + delivered * channels).update(from: samples.baseAddress! + pendingOffset, count: count * channels)
-            }
+            (buffer + delivered * channels).update(from: pending + pendingOffset, count: count * channels)
             pendingOffset += count * channels
             delivered += count
             position += Int64(count)
@@ -274,7 +278,7 @@ final class FFmpegDecoder {
             throw AudioFileError(source: source, reason: .decodeFailed("cannot seek to \(seconds) s (\(FFmpegError.detail(status, log: log)))"))
         }
         avcodec_flush_buffers(codecContext)
-        pending.removeAll(keepingCapacity: true)
+        pendingCount = 0
         pendingOffset = 0
         demuxerDone = false
         decoderDone = false
@@ -293,7 +297,7 @@ final class FFmpegDecoder {
             if received >= 0 {
                 defer { av_frame_unref(frame) }
                 try append(frame)
-                if pendingOffset < pending.count { return true }
+                if pendingOffset < pendingCount { return true }
                 continue
             }
             if received == FFmpegError.endOfFile { decoderDone = true; break }
@@ -331,15 +335,18 @@ final class FFmpegDecoder {
         decodedAny = true
         let channels = format.channelCount
         let converter = try converter(for: frame)
-        pending.removeAll(keepingCapacity: true)
+        pendingCount = 0
         pendingOffset = 0
         let capacity = Int(swr_get_out_samples(converter, Int32(count))) + 32
-        pending = [Float](unsafeUninitializedCapacity: capacity * channels) { buffer, initialised in
-            var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(to: UInt8.self)
-            let input = UnsafeMutableRawPointer(frame.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-            let converted = swr_convert(converter, &output, Int32(capacity), input, Int32(count))
-            initialised = max(0, Int(converted)) * channels
+        if capacity * channels > pendingCapacity {
+            pending.deallocate()
+            pendingCapacity = capacity * channels
+            pending = .allocate(capacity: pendingCapacity)
         }
+        var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(pending).assumingMemoryBound(to: UInt8.self)
+        let input = UnsafeMutableRawPointer(frame.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        let converted = swr_convert(converter, &output, Int32(capacity), input, Int32(count))
+        pendingCount = max(0, Int(converted)) * channels
         guard let target = seekTarget else { return }
         // The first frames after a seek: place them by their timestamp and drop those before the target.
         let timestamp = frame.pointee.best_effort_timestamp
@@ -350,13 +357,13 @@ final class FFmpegDecoder {
             // at a multiple of it, so take the nearest.
             first = (first + Int64(count) / 2) / Int64(count) * Int64(count)
         }
-        let frames = Int64(pending.count / channels)
+        let frames = Int64(pendingCount / channels)
         if first > target && seekAttempt <= 3 {
             // Landed after the target: go further back.
-            pending.removeAll(keepingCapacity: true)
+            pendingCount = 0
             try reposition(at: target, attempt: seekAttempt + 1)
         } else if first + frames <= target {
-            pending.removeAll(keepingCapacity: true)
+            pendingCount = 0
         } else {
             pendingOffset = Int(max(0, target - first)) * channels
             position = max(first, target)

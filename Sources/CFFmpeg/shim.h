@@ -8,6 +8,7 @@
 #include <libavutil/dict.h>
 #include <libavutil/error.h>
 #include <libavutil/opt.h>
+#include <libavutil/sha.h>
 
 // FFmpeg's error codes are function-like macros (FFERRTAG, AVERROR), which Swift does not import.
 static inline int earshot_averror_eof(void) { return AVERROR_EOF; }

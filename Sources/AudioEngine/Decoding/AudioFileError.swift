@@ -13,8 +13,9 @@ public struct AudioFileError: Error, Sendable, Hashable, CustomStringConvertible
         case permissionDenied
         /// The file (or the data) has no bytes at all.
         case empty
-        /// libsndfile does not recognise the contents, or recognises the container but not
-        /// the encoding in it. The text says what was found (libsndfile's own words included).
+        /// Neither libsndfile nor FFmpeg recognises the contents, or the container holds no
+        /// audio stream or one in a codec neither decodes. The text says what was found (the
+        /// decoder's own words included).
         case unsupportedFormat(String)
         /// The audio stops before the end its header declares (a file cut short, for example
         /// by an interrupted copy). Everything up to `atSeconds` was delivered.

@@ -39,9 +39,11 @@ public struct AudioFileFormat: Sendable, Hashable {
     }
 }
 
-/// The text tags of a file (from libsndfile's `sf_get_string`): RIFF INFO, AIFF, Vorbis comments
-/// (FLAC, Ogg) and ID3 (MP3). Absent or empty tags are `nil`. Invalid UTF-8 is repaired with
-/// replacement characters rather than rejected.
+/// The text tags of a file: libsndfile's `sf_get_string` (RIFF INFO, AIFF, Vorbis comments in
+/// FLAC and Ogg, ID3 in MP3), completed from FFmpeg's metadata (artist lists, album artists,
+/// composer, disc number; and everything, MP4 atoms included, for the files FFmpeg decodes).
+/// Absent or empty tags are `nil`. Invalid UTF-8 is repaired with replacement characters rather
+/// than rejected.
 public struct AudioFileTags: Sendable, Hashable {
     public var title: String?
     public var artist: String?

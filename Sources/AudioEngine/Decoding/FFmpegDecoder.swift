@@ -120,8 +120,10 @@ final class FFmpegDecoder {
         var context: UnsafeMutablePointer<AVFormatContext>?
         let (opened, openLog) = FFmpegLog.capturing { open(&context) }
         guard opened >= 0, let context else {
-            let recognised = opened != FFmpegError.demuxerNotFound && opened != FFmpegError.invalidData || openLog != nil
-            throw fail(FFmpegError.openReason(opened, log: openLog), recognised: recognised && opened != FFmpegError.demuxerNotFound)
+            // No demuxer took the bytes: the probe fails with "invalid data" and logs nothing,
+            // whereas a demuxer that took them and failed says why ("moov atom not found").
+            let unrecognised = opened == FFmpegError.demuxerNotFound || (opened == FFmpegError.invalidData && openLog == nil)
+            throw fail(FFmpegError.openReason(opened, log: openLog), recognised: !unrecognised)
         }
         var owned: UnsafeMutablePointer<AVFormatContext>? = context
         var codecOwned: UnsafeMutablePointer<AVCodecContext>?

@@ -35,6 +35,13 @@ private struct ArtFixtures: Sendable {
         let block = be32(3) + be32(mime.count) + mime + be32(0) + be32(32) + be32(32) + be32(24) + be32(0) + be32(png.count) + png
         try await ffmpeg(["-i", base.pcm16, "-c:a", "libvorbis",
                           "-metadata", "METADATA_BLOCK_PICTURE=\(Data(block).base64EncodedString())", directory + "/art.ogg"])
+        // An MP3 with a 50 MB picture (4096×4096, stored without compression).
+        let big = directory + "/big.png"
+        try await ffmpeg(["-f", "lavfi", "-i", "color=c=blue:s=4096x4096", "-frames:v", "1", "-pix_fmt", "rgb24",
+                          "-compression_level", "0", big])
+        try await ffmpeg(["-i", base.pcm16, "-i", big, "-map", "0:a", "-map", "1:v", "-c:v", "copy",
+                          "-c:a", "libmp3lame", "-id3v2_version", "3", directory + "/huge-art.mp3"])
+        try FileManager.default.removeItem(atPath: big)
         // A folder with an image beside a file without art, and one with a too-large image.
         for folder in ["beside", "too-large"] {
             try FileManager.default.createDirectory(atPath: directory + "/" + folder, withIntermediateDirectories: true)
@@ -75,6 +82,20 @@ struct DecodingCoverArtTests {
         #expect(CoverArt.embedded(inAudioFileAt: base.randomWAV) == nil)
         #expect(CoverArt.embedded(inAudioFileAt: base.missing) == nil)
         #expect(CoverArt.find(forAudioFileAt: fixtures.path("too-large/track.wav")) == nil)
+    }
+
+    @Test func a50MBPictureIsIgnoredAndTheAudioStillPlays() async throws {
+        let fixtures = try await ArtFixtures.shared()
+        let path = fixtures.path("huge-art.mp3")
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_size > 50_000_000)
+        let started = ContinuousClock.now
+        #expect(CoverArt.find(forAudioFileAt: path) == nil, "over CoverArt.maximumSize")
+        let file = try AudioFile(contentsOf: path)
+        #expect(try file.readAll().count > 40000 * 2)
+        let elapsed = ContinuousClock.now - started
+        print("decoding huge-art.mp3: art lookup, open and decode in \(elapsed)")
+        #expect(elapsed < .seconds(15))
     }
 
     @Test func theCacheStoresEachImageOnceUnderItsSHA256() async throws {

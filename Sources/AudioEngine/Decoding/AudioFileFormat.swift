@@ -10,12 +10,16 @@ public struct AudioFileFormat: Sendable, Hashable {
     /// The number of frames, or `nil` when libsndfile cannot tell (a FLAC stream written to a
     /// pipe, a truncated Ogg file). For MP3 without a Xing/Info header it is an estimate from the
     /// file size and the first frame's bit rate (and libsndfile stops decoding there). For a
-    /// WAV or AIFF whose data chunk is cut, it is the frames actually present.
+    /// WAV or AIFF whose data chunk is cut, it is the frames actually present. For files FFmpeg
+    /// decodes it is the container's duration (an MP4's, without the encoder's priming and
+    /// padding), or FFmpeg's estimate from the bit rate where the container states none (ADTS).
     public var frameCount: Int64?
-    /// The container: "WAV", "AIFF", "CAF", "FLAC", "Ogg", "MPEG", "W64", "RF64", "AU", …
+    /// The container: "WAV", "AIFF", "CAF", "FLAC", "Ogg", "MPEG", "W64", "RF64", "AU", and
+    /// from FFmpeg "MPEG-4", "ADTS", "ASF", "Matroska", …
     public var container: String
     /// The encoding: "PCM 16-bit", "float 32-bit", "ALAC 16-bit", "FLAC 24-bit", "Vorbis",
-    /// "Opus", "MPEG Layer III", "u-law", "IMA ADPCM", …
+    /// "Opus", "MPEG Layer III", "u-law", "IMA ADPCM", and from FFmpeg "AAC LC", "HE-AAC",
+    /// "HE-AACv2", "WMA v2", …
     public var encoding: String
     /// Bits per sample for PCM (integer or float), ALAC and FLAC; `nil` for lossy encodings.
     public var bitDepth: Int?

@@ -29,6 +29,7 @@ public struct CoverArtCache: Sendable {
         public let path: String
         /// What the system said.
         public let reason: String
+        /// "cannot store cover art in <path>: <reason>".
         public var description: String { "cannot store cover art in \(path): \(reason)" }
     }
 

@@ -43,6 +43,8 @@ struct DecodingFFmpegFixtures: Sendable {
     var hugeSampleSizeAtom: String { path("huge-stsz.m4a") }
     /// The stsz atom's sample count set to 0x7FFFFFF0.
     var hugeSampleCount: String { path("huge-count.m4a") }
+    /// Moov atom first, 2000 bytes of the media data in the middle overwritten with noise.
+    var damagedMedia: String { path("damaged-media.m4a") }
     /// 100 copies of the 1 s AAC stream, as 100 tracks of one MP4.
     var manyTracks: String { path("many-tracks.m4a") }
     static let longSeconds = 4.0
@@ -110,6 +112,12 @@ struct DecodingFFmpegFixtures: Sendable {
         try DecodingFixtures.write(try patchAtom(first, "moov", sizeTo: 0xFFFF_FFF0), to: f.hugeMoov)
         try DecodingFixtures.write(try patchAtom(first, "stsz", sizeTo: 0x7FFF_FFF0), to: f.hugeSampleSizeAtom)
         try DecodingFixtures.write(try patchAtom(first, "stsz", word: 4, to: 0x7FFF_FFF0), to: f.hugeSampleCount)
+        var damaged = first
+        var generator = SplitMix64(seed: 0xDA4A6E)
+        for index in damaged.count / 2..<(damaged.count / 2 + 2000) {
+            damaged[index] = UInt8(truncatingIfNeeded: generator.next())
+        }
+        try DecodingFixtures.write(damaged, to: f.damagedMedia)
         try await ffmpeg(["-i", base.aac] + Array(repeating: ["-map", "0:a"], count: 100).flatMap { $0 } + ["-c", "copy", f.manyTracks])
 
         // The gapless album: a sine gliding from 300 to 900 Hz (exponentially; no two joins alike), cut in three.

@@ -286,6 +286,23 @@ struct DecodingFFmpegErrorTests {
         }
     }
 
+    @Test func damagedMediaDataIsConcealedOrANamedError() async throws {
+        // AAC's decoder rejects or conceals damaged packets; a run of 8 rejected ones is an error.
+        let fixtures = try await DecodingFFmpegFixtures.shared()
+        let (frames, error) = outcome(fixtures.damagedMedia)
+        print("decoding damaged-media.m4a: \(frames) frames, \(error.map { "\($0)" } ?? "no error")")
+        if let error {
+            guard case .decodeFailed(let detail) = error.reason else {
+                Issue.record("expected decodeFailed, got \(error)")
+                return
+            }
+            #expect(detail.hasPrefix("damaged data at "))
+            #expect(frames > 44100, "the frames before the damage were delivered")
+        } else {
+            #expect(frames == Int(DecodingFFmpegFixtures.longSeconds * 44100), "concealed: the whole length")
+        }
+    }
+
     @Test func manyTracksDecodeTheFirstAudioTrack() async throws {
         let fixtures = try await DecodingFFmpegFixtures.shared()
         let started = ContinuousClock.now

@@ -23,8 +23,9 @@ import Glibc
 ///
 /// A stream that ends before the container's duration (less a tolerance of one codec frame) is
 /// ``AudioFileError/Reason/truncated(atSeconds:)``; a demuxer read error, or 8 packets in a row the
-/// decoder rejects, is ``AudioFileError/Reason/decodeFailed(_:)`` naming the position (isolated
-/// damaged packets are skipped, as FFmpeg's own tools do).
+/// decoder rejects, is ``AudioFileError/Reason/decodeFailed(_:)`` naming the position. An isolated
+/// damaged packet the decoder rejects is played as silence of its length (FFmpeg's own tools
+/// skip it), so that what follows keeps its time and the item its length.
 ///
 /// Not thread-safe: one thread reads and seeks.
 final class FFmpegDecoder {
@@ -68,6 +69,8 @@ final class FFmpegDecoder {
     private var decodedAny = false
     private var decoderDone = false
     private var rejectedPackets = 0
+    /// Frames of silence still to deliver in place of packets the decoder rejected.
+    private var silenceOwed: Int64 = 0
     /// An error already thrown at the end, thrown again by later reads.
     private var endError: AudioFileError?
 
@@ -285,6 +288,7 @@ final class FFmpegDecoder {
         demuxerDone = false
         decoderDone = false
         rejectedPackets = 0
+        silenceOwed = 0
         endError = nil
         seekTarget = target
         seekAttempt = attempt
@@ -295,6 +299,10 @@ final class FFmpegDecoder {
     private func decodeNextFrame() throws(AudioFileError) -> Bool {
         guard let formatContext, let codecContext else { return false }
         while !decoderDone {
+            if silenceOwed > 0 {
+                appendSilence()
+                return true
+            }
             let received = avcodec_receive_frame(codecContext, frame)
             if received >= 0 {
                 defer { av_frame_unref(frame) }
@@ -320,11 +328,34 @@ final class FFmpegDecoder {
             if sent < 0 && sent != FFmpegError.again {
                 rejectedPackets += 1
                 if rejectedPackets >= 8 { throw failure(sent, log: sendLog) }
+                // Silence in its place, so that what follows keeps its time (not after a seek,
+                // where the next frame's timestamp places it anyway).
+                if seekTarget == nil {
+                    let duration = packet.pointee.duration > 0
+                        ? av_rescale_q(packet.pointee.duration, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+                        : Int64(codecContext.pointee.frame_size)
+                    silenceOwed += max(0, duration)
+                }
             } else {
                 rejectedPackets = 0
             }
         }
         return false
+    }
+
+    /// Fills `pending` with up to 4096 frames of the silence owed for rejected packets.
+    private func appendSilence() {
+        let frames = Int(min(silenceOwed, 4096))
+        let count = frames * format.channelCount
+        if count > pendingCapacity {
+            pending.deallocate()
+            pendingCapacity = count
+            pending = .allocate(capacity: pendingCapacity)
+        }
+        pending.update(repeating: 0, count: count)
+        pendingCount = count
+        pendingOffset = 0
+        silenceOwed -= Int64(frames)
     }
 
     /// Converts a decoded frame to interleaved Float32 in `pending`, dropping what lies before a seek target.

@@ -275,8 +275,14 @@ final class FFmpegDecoder {
         let backoff = [preroll, max(preroll, rate), 10 * rate]
         let start = attempt < backoff.count ? target - backoff[attempt] : -rate
         let timestamp = startTimestamp + av_rescale_q(start, AVRational(num: 1, den: Int32(format.sampleRate)), timeBase)
-        let (status, log) = FFmpegLog.capturing {
+        var (status, log) = FFmpegLog.capturing {
             avformat_seek_file(formatContext, streamIndex, Int64.min, timestamp, timestamp, 0)
+        }
+        if status < 0 && timestamp < startTimestamp {
+            // Some demuxers (ADTS, seeking by bytes) refuse a time before the stream: its start, then.
+            (status, log) = FFmpegLog.capturing {
+                avformat_seek_file(formatContext, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
+            }
         }
         guard status >= 0 else {
             let seconds = AudioFileError.format(seconds: Double(target) / Double(format.sampleRate))

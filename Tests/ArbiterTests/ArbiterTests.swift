@@ -134,13 +134,11 @@ struct ArbiterTests {
         let player = try await Client(f.bus)
         try await ambient.register("chimes", category: "ambient", active: true, producing: true)
         try await player.register("music", category: "playback", options: ["mixWithOthers"], active: true, producing: true)
-        let screensaver = try DBusConnection(.address(f.bus.address))
-        try screensaver.send(DBusMessage.signal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
-                                                name: "ActiveChanged", arguments: [.boolean(true)]))
+        let screensaver = try await ScreenSaverStandIn(f.bus, locked: false)
+        try screensaver.set(locked: true)
         try await eventually("ambient silenced") { !ambient.received("InterruptionBegan").isEmpty }
         #expect(ambient.received("InterruptionBegan").first?.first == .string("screenLocked"))
-        try screensaver.send(DBusMessage.signal(path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
-                                                name: "ActiveChanged", arguments: [.boolean(false)]))
+        try screensaver.set(locked: false)
         try await eventually("ambient back") { !ambient.received("InterruptionEnded").isEmpty }
         #expect(player.received("InterruptionBegan").isEmpty, "playback keeps playing when locked")
     }

@@ -73,6 +73,20 @@ public final class AudioSession: Sendable {
         var connecting: Task<DBusConnection, any Error>?
         var hosted: Arbiter?
         var registeredWith: String?
+        /// The unique name that owns `org.earshot.AudioSession` now, followed through
+        /// `NameOwnerChanged`: the arbiter's signals are obeyed only from it.
+        var arbiterOwner: String?
+        /// How many `NameOwnerChanged` for the arbiter's name have arrived (a
+        /// `GetNameOwner` answer is stale if one arrived while it was asked).
+        var arbiterOwnerChanges = 0
+        /// The arbiter refused the registration for lack of room (`LimitsExceeded`): the
+        /// session keeps its state here and registers on `SessionsAvailable`.
+        var waitingForRoom = false
+        /// How many `SessionsAvailable` have arrived (one that arrives while a refused
+        /// `Register` is on its way means: try again at once).
+        var roomAnnouncements = 0
+        /// A retry of the registration is on its way.
+        var retryingRegistration = false
         var subscriptions: [SignalSubscription] = []
         var routes: RouteMonitor?
         var mpris: MPRISPlayer?

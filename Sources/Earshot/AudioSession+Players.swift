@@ -123,18 +123,30 @@ extension AudioSession {
         playing.forEach { $0.pauseForSession(.interrupted) }
     }
 
+    /// The interruption ended. With `shouldResume`, the players it paused play again once
+    /// the session is active again; they stay recorded as paused by the interruption until
+    /// then, so that an interruption beginning in between (a burst of interrupters that
+    /// come and go) keeps them for its own end instead of losing them.
     func resumePlayersAfterInterruption(_ shouldResume: Bool) {
-        let paused = state.withLock { s -> Set<ObjectIdentifier> in
-            defer { s.pausedByInterruption = [] }
-            return s.pausedByInterruption
-        }
-        let players = livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
-        guard shouldResume, !players.isEmpty else {
-            players.forEach { $0.sessionReleased(resumed: false) }
+        guard shouldResume else {
+            let paused = state.withLock { s -> Set<ObjectIdentifier> in
+                defer { s.pausedByInterruption = [] }
+                return s.pausedByInterruption
+            }
+            livePlayers().filter { paused.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(resumed: false) }
             return
         }
+        guard state.withLock({ !$0.pausedByInterruption.isEmpty }) else { return }
         Task {
             try? await self.setActive(true)
+            // Interrupted again while activating: the players wait for that interruption's end.
+            let paused = self.state.withLock { s -> Set<ObjectIdentifier> in
+                guard !s.interrupted else { return [] }
+                defer { s.pausedByInterruption = [] }
+                return s.pausedByInterruption
+            }
+            let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
+            guard !players.isEmpty else { return }
             players.forEach { $0.resumeAfterInterruption() }
             await self.reportSoundIfStillProducing()
         }

@@ -15,6 +15,7 @@ extension Arbiter {
                 },
                 method("Unregister") { arbiter, id, _ in
                     try arbiter.apply(.vanished(id), for: id)
+                    arbiter.state.withLock { $0.forgetPendingRestorations(of: id) }
                     arbiter.announceRoom()
                 },
                 method("SetCategory", [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in

@@ -63,11 +63,7 @@ extension Arbiter {
         state.withLock { s in
             s.processes[id] = nil
             s.registering.remove(id)
-            for (interrupter, victims) in s.pendingRestores {
-                let rest = victims.filter { $0.victim != id }
-                s.pendingRestores[interrupter] = rest.isEmpty ? nil : rest
-            }
-            s.pendingSilenced.removeAll { $0.victim == id }
+            s.forgetPendingRestorations(of: id)
         }
         if wasSession { announceRoom() }
     }
@@ -81,5 +77,18 @@ extension Arbiter {
         }
         guard refused, let object else { return }
         try? object.emit("SessionsAvailable", interface: ArbiterName.interface, [])
+    }
+}
+
+extension Arbiter.State {
+    /// Drops what `victim` waits for (a re-registration's restoration): it unregistered,
+    /// left, or registers again and says anew. A victim waits for one thing at most, so
+    /// no client grows these lists by registering over and over.
+    mutating func forgetPendingRestorations(of victim: SessionID) {
+        for (interrupter, victims) in pendingRestores where victims.contains(where: { $0.victim == victim }) {
+            let rest = victims.filter { $0.victim != victim }
+            pendingRestores[interrupter] = rest.isEmpty ? nil : rest
+        }
+        pendingSilenced.removeAll { $0.victim == victim }
     }
 }

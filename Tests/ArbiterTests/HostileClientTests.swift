@@ -1,4 +1,4 @@
-import Arbiter
+@testable import Arbiter
 import DBus
 import Foundation
 import SessionPolicy
@@ -194,5 +194,32 @@ struct HostileClientTests {
         ])])
         #expect(f.arbiter.policy[SessionID(victim.id)]?.isInterrupted == true)
         #expect(victim.received("InterruptionEnded").isEmpty)
+    }
+
+    @Test("registering again and again keeps one pending restoration per session")
+    func pendingRestorationsBounded() async throws {
+        let f = try await ArbiterFixture { $0.reRegistrationWindow = .seconds(600) }
+        let client = try await Client(f.bus)
+        for i in 0..<50 {
+            try await client.call("Register", [.string("again"), .vardict([
+                "interruptedBy": .string(":1.\(1000 + i)"), "wasPlaying": .boolean(false),
+            ])])
+            try await client.call("Unregister")
+            try await client.call("Register", [.string("again"), .vardict([
+                "silencedBy": .string("screenLocked"), "wasPlaying": .boolean(false),
+            ])])
+            try await client.call("Unregister")
+        }
+        try await client.call("Register", [.string("again"), .vardict([
+            "interruptedBy": .string(":1.999"), "wasPlaying": .boolean(false),
+        ])])
+        let (restores, silenced) = f.arbiter.state.withLock { s in
+            (s.pendingRestores.values.map(\.count).reduce(0, +), s.pendingSilenced.count)
+        }
+        #expect(restores <= 1 && silenced == 0, "\(restores) restorations and \(silenced) silencings pending")
+        client.connection.close()
+        try await eventually("the arbiter to forget the connection") {
+            f.arbiter.state.withLock { $0.processes.isEmpty && $0.pendingRestores.isEmpty }
+        }
     }
 }

@@ -6,9 +6,10 @@ import TestSupport
 /// Clients that attack other processes' audio sessions through the bus: signals that
 /// pretend to come from the arbiter or a screen saver, a flood of sessions from one
 /// process, and a burst of sessions that appear and vanish. Each test runs real
-/// `earshot play` processes on a private bus and PulseAudio server.
+/// `earshot play` processes on a private bus and PulseAudio server. (Named `Session…` so
+/// that `scripts/test` runs it in the pass of the multi-process audio-session suites.)
 @Suite("audio sessions across processes: hostile clients")
-struct HostileSessionTests {
+struct SessionHostileTests {
     /// Sends one of the arbiter's signals to `destination` from the test's client, which
     /// does not own `org.earshot.AudioSession`.
     private func spoof(_ world: SessionWorld, _ member: String, _ arguments: [DBusValue], to destination: String) throws {

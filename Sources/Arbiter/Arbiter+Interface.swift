@@ -97,6 +97,10 @@ extension Arbiter {
         guard !app.isEmpty, app.utf8.count <= 255 else {
             throw .invalidArgs("app_name must be 1 to 255 bytes, not \(WireFormat.quoted(app)) (\(app.utf8.count) bytes)")
         }
+        // It is shown to users (earshot status): no terminal escapes or line breaks.
+        guard !app.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidArgs("app_name must not contain control characters: \(WireFormat.quoted(app))")
+        }
         let registration = try RegistrationState(call.arguments[1])
         let (pid, waiting) = state.withLock { s -> (Int64?, Bool) in
             (s.processes[id], s.registering.contains(id))

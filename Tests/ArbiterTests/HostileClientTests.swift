@@ -107,6 +107,9 @@ struct HostileClientTests {
             #expect(error?.name == DBusError.Name.invalidArgs)
             #expect((error?.message.utf8.count ?? .max) < 1000, "the error quotes a prefix: \(error?.message.prefix(200) ?? "")")
         }
+        let escape = await dbusError { try await hostile.call("Register", [.string("x\u{1B}]0;owned\u{07}\n"), .vardict([:])]) }
+        #expect(escape?.name == DBusError.Name.invalidArgs && escape?.message.contains("app_name") == true)
+        #expect(escape?.message.contains("\u{1B}") == false, "the error escapes what it quotes: \(escape?.message ?? "")")
         #expect(f.arbiter.policy == before, "nothing changed")
         // SetCategory's options are bounded too, once registered.
         try await hostile.register("x")

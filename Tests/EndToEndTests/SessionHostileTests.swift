@@ -158,4 +158,36 @@ struct SessionHostileTests {
         #expect(try await music.session()?.producingSound == true)
         #expect(abs(audio.level(.left, audio.tail(0.5)) + 12) < 1, "the player sounds after the burst")
     }
+
+    /// Issue 7, item 6: the claim made the arbiter record the paused player as an
+    /// interrupter, and deactivate it once it had been silent for 30 s.
+    @Test("a registration claiming that a paused process interrupted it is ignored, and that process stays active")
+    func interruptedByAnotherProcess() async throws {
+        let world = try await SessionWorld()
+        let music = try world.play("music", side: .left, category: "playback")
+        try await sessionPoll("music to host the arbiter", interval: 0.01) { try await world.arbiterOwner() != nil }
+        let started = ContinuousClock.now
+        try await music.waitUntilPlaying()
+        let musicID = try await music.uniqueName()
+        _ = try await world.client.call(destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
+                                        interface: "org.mpris.MediaPlayer2.Player", method: "Pause")
+        try await music.waitForSession("paused and still active") { $0.active && !$0.producingSound }
+        // Past the arbiter's re-registration window (10 s from its start, which came before
+        // `started`), when no registration may speak of another session.
+        try await Task.sleep(until: started + .milliseconds(10_500))
+
+        let liar = try DBusConnection(.address(world.bus.address))
+        defer { liar.close() }
+        _ = try await liar.call(destination: SessionArbiter.name, path: SessionArbiter.path, interface: SessionArbiter.interface,
+                                method: "Register", [.string("liar"), .vardict([
+                                    "category": .string("playback"), "interruptedBy": .string(musicID), "wasPlaying": .boolean(true),
+                                ])])
+        let sessions = try await world.sessions()
+        let lie = try #require(sessions.first { $0.id == liar.uniqueName })
+        #expect(!lie.interrupted, "the arbiter took the claim: \(sessions)")
+        try await settle(1.0)
+        let after = try #require(try await music.session())
+        #expect(after.active && !after.interrupted, "\(after)")
+        #expect(music.sessionLines.isEmpty, "\(music.lines)")
+    }
 }

@@ -161,17 +161,30 @@ extension AudioSession {
         }
     }
 
-    /// Registers again after a refusal for lack of room (one attempt at a time).
+    /// Registers again after a refusal for lack of room: one attempt at a time, and one
+    /// more if room was announced while an attempt was on its way.
     private func retryRegistration(on connection: DBusConnection) {
         let go = state.withLock { s -> Bool in
-            guard s.waitingForRoom, !s.retryingRegistration else { return false }
+            guard s.waitingForRoom else { return false }
+            if s.retryingRegistration {
+                s.retryAgain = true
+                return false
+            }
             s.retryingRegistration = true
             return true
         }
         guard go else { return }
         Task {
-            try? await self.register(on: connection, reset: false)
-            self.state.withLock { $0.retryingRegistration = false }
+            while true {
+                try? await self.register(on: connection, reset: false)
+                let again = self.state.withLock { s -> Bool in
+                    defer { s.retryAgain = false }
+                    if s.waitingForRoom, s.retryAgain { return true }
+                    s.retryingRegistration = false
+                    return false
+                }
+                if !again { break }
+            }
             if !self.state.withLock({ $0.waitingForRoom }) {
                 AudioSession.trace("registered after waiting for room")
                 await self.reportSoundIfStillProducing()

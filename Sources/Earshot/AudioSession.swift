@@ -87,6 +87,8 @@ public final class AudioSession: Sendable {
         var roomAnnouncements = 0
         /// A retry of the registration is on its way.
         var retryingRegistration = false
+        /// Room was announced while a retry was on its way: try once more after it.
+        var retryAgain = false
         var subscriptions: [SignalSubscription] = []
         var routes: RouteMonitor?
         var mpris: MPRISPlayer?

@@ -33,4 +33,29 @@ struct SessionRetryTests {
         let late = try #require(f.arbiter.policy.sessions.values.first { $0.appName == "late" })
         #expect(late.category == .playback && late.isActive, "the registration carries the category and activation: \(late)")
     }
+
+    @Test("a retry refused again waits for the next SessionsAvailable")
+    func refusedAgain() async throws {
+        let f = try await ArbiterFixture { $0.maximumSessions = 1 }
+        let filler = try await Client(f.bus)
+        try await filler.register("filler")
+        let session = AudioSession(appName: "late", bus: .address(f.bus.address),
+                                   engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        try await session.connect()
+        // The filler leaves and registers again at once (its Register queued right behind
+        // its Unregister): the room is gone before the waiting session's retry arrives.
+        let unregister = try DBusMessage.methodCall(destination: ArbiterName.bus, path: ArbiterName.path,
+                                                    interface: ArbiterName.interface, method: "Unregister", arguments: [])
+        unregister.setNoReply()
+        try filler.connection.send(unregister)
+        try await filler.register("filler")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(f.arbiter.policy.sessions.values.map(\.appName) == ["filler"])
+
+        filler.connection.close()
+        try await eventually("the session to register on the next announcement") {
+            f.arbiter.policy.sessions.values.map(\.appName) == ["late"]
+        }
+    }
 }

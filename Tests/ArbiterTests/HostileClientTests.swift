@@ -225,4 +225,37 @@ struct HostileClientTests {
             f.arbiter.state.withLock { $0.processes.isEmpty && $0.pendingRestores.isEmpty }
         }
     }
+
+    @Test("every method and property refuses wrong types, variants for plain values and writes, and changes nothing")
+    func methodSweep() async throws {
+        let f = try await ArbiterFixture()
+        let client = try await Client(f.bus)
+        try await client.register("sweep", active: true, remote: true)
+        let before = f.arbiter.policy
+        let calls: [(String, [DBusValue])] = [
+            ("Register", [.string("x")]),
+            ("Register", [.variant(.string("x")), .vardict([:])]),
+            ("Unregister", [.boolean(true)]),
+            ("SetCategory", [.variant(.string("playback")), .variant(.strings([])), .variant(.string("default"))]),
+            ("SetCategory", [.string("playback"), .strings([]), .string("x\u{1B}[2J")]),
+            ("SetActive", [.boolean(true)]),
+            ("SetActive", [.variant(.boolean(true)), .boolean(false)]),
+            ("ReportSound", [.double(.nan)]),
+            ("ReportSound", [.variant(.boolean(true))]),
+            ("SetRemoteCommandsEnabled", [.int32(1)]),
+        ]
+        for (method, arguments) in calls {
+            let error = await dbusError { try await client.call(method, arguments) }
+            #expect(error?.name == DBusError.Name.invalidArgs, "\(method)\(arguments): \(String(describing: error))")
+            #expect(error?.message.contains("\u{1B}") == false)
+        }
+        for property in ["Sessions", "Target", "ScreenLocked"] {
+            let error = await dbusError {
+                _ = try await client.connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
+                                                     method: "Set", [.string(ArbiterName.interface), .string(property), .variant(.string(""))])
+            }
+            #expect(error != nil, "\(property) is read-only")
+        }
+        #expect(f.arbiter.policy == before, "nothing changed")
+    }
 }

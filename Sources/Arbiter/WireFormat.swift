@@ -55,7 +55,7 @@ public enum WireFormat {
         return "“\(out)”"
     }
 
-    /// A value's type and, for a short one, the value, for an error message.
+    /// A value's type, for an error message (the value itself may be huge).
     static func describe(_ value: DBusValue) -> String {
         "a value of type “\(value.type.signature)”"
     }

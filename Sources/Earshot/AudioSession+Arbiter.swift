@@ -131,6 +131,7 @@ extension AudioSession {
             // that would change the session change only the state kept here.
             let announced = state.withLock { s in
                 s.waitingForRoom = true
+                s.waitingAfterHostChange = s.waitingAfterHostChange || reset
                 return s.roomAnnouncements != announcements
             }
             AudioSession.trace("registration refused (\(error.message)); waiting for room")
@@ -141,7 +142,7 @@ extension AudioSession {
         let situation = reply.first?.stringKeyedDictionary ?? [:]
         let gain = situation["duckGain"]?.double ?? 1
         let previousHost = state.withLock { s -> String? in
-            defer { (s.registeredWith, s.waitingForRoom) = (owner, false) }
+            defer { (s.registeredWith, s.waitingForRoom, s.waitingAfterHostChange) = (owner, false, false) }
             s.otherAudioPlaying = situation["otherAudioPlaying"]?.bool ?? false
             s.secondaryHint = situation["secondaryAudioShouldBeSilenced"]?.bool ?? false
             s.duckGain = gain
@@ -176,7 +177,9 @@ extension AudioSession {
         guard go else { return }
         Task {
             while true {
-                try? await self.register(on: connection, reset: false)
+                // A registration refused after a host change is still one: it says why
+                // it is interrupted, and the session hears mediaServicesWereReset.
+                try? await self.register(on: connection, reset: self.state.withLock { $0.waitingAfterHostChange })
                 let again = self.state.withLock { s -> Bool in
                     defer { s.retryAgain = false }
                     if s.waitingForRoom, s.retryAgain { return true }

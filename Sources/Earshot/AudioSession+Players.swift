@@ -61,13 +61,30 @@ extension AudioSession {
         if engine.isProducingSound { await reportSound(true) }
     }
 
+    /// Reports sound or silence to the arbiter. Reports go one at a time, in order, the
+    /// latest replacing any not yet sent: a stale "silent" (from a pause just before a
+    /// resume) arriving after "producing" would make the arbiter think a playing session
+    /// silent, and a later interruption would then end without `shouldResume`.
     func reportSound(_ producing: Bool) async {
-        if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
-            _ = try? await mpris.claimName()
-            AudioSession.trace("name claimed")
+        let first = state.withLock { s -> Bool in
+            s.soundToReport = producing
+            guard !s.reportingSound else { return false }
+            s.reportingSound = true
+            return true
         }
-        try? await call("ReportSound", [.boolean(producing)])
-        AudioSession.trace(producing ? "sound reported" : "silence reported")
+        guard first else { return }  // the reporter running now sends it next
+        while let next = state.withLock({ s -> Bool? in
+            defer { s.soundToReport = nil }
+            if s.soundToReport == nil { s.reportingSound = false }
+            return s.soundToReport
+        }) {
+            if next, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
+                _ = try? await mpris.claimName()
+                AudioSession.trace("name claimed")
+            }
+            try? await call("ReportSound", [.boolean(next)])
+            AudioSession.trace(next ? "sound reported" : "silence reported")
+        }
     }
 
     // MARK: Players

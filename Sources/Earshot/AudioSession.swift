@@ -89,6 +89,8 @@ public final class AudioSession: Sendable {
         var retryingRegistration = false
         /// Room was announced while a retry was on its way: try once more after it.
         var retryAgain = false
+        /// The refused registration followed a host change (the retry is one too).
+        var waitingAfterHostChange = false
         var subscriptions: [SignalSubscription] = []
         var routes: RouteMonitor?
         var mpris: MPRISPlayer?
@@ -99,6 +101,9 @@ public final class AudioSession: Sendable {
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
+        /// The sound state waiting to be reported, and whether a report is on its way.
+        var soundToReport: Bool?
+        var reportingSound = false
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }

@@ -227,6 +227,7 @@ extension AudioSession {
             let by = args.dropFirst().first?.string ?? ""
             state.withLock { s in
                 s.interrupted = true
+                s.interruptions &+= 1
                 s.interruptedBy = by.isEmpty ? nil : by
                 s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
                 s.isActive = false
@@ -235,8 +236,11 @@ extension AudioSession {
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
         case "InterruptionEnded":
-            let shouldResume = args.first?.bool ?? false
-            state.withLock { s in (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil) }
+            // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
+            let shouldResume = state.withLock { s in
+                (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
+                return (args.first?.bool ?? false) || s.resumeOwed || s.resumeActivations > 0
+            }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)
         case "DuckGainChanged":

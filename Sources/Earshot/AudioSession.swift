@@ -97,6 +97,15 @@ public final class AudioSession: Sendable {
         var commandObservation: ObservationToken?
         var players: [ObjectIdentifier: WeakPlayer] = [:]
         var pausedByInterruption: Set<ObjectIdentifier> = []
+        /// An interruption ended with `shouldResume` and the players it paused have not
+        /// played again yet.
+        var resumeOwed = false
+        /// Activations on their way to resume players.
+        var resumeActivations = 0
+        /// Players being started again by a resumption (their start must not take over a
+        /// new interruption), and how many interruptions have begun so far.
+        var resumingPlayers: Set<ObjectIdentifier> = []
+        var interruptions: UInt64 = 0
         /// Players asked to play while the session was interrupted, waiting for the
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []

@@ -83,6 +83,9 @@ extension SessionPolicy {
     mutating func endOwnInterruption(_ id: SessionID) -> Decision? {
         guard var session = sessions[id], session.isInterrupted else { return nil }
         session.interruptions = []
+        // Taking over its own interruption, it goes back to what it did: if it was
+        // playing, it is on its way back to playing.
+        session.isResuming = session.wasPlayingWhenInterrupted
         session.wasPlayingWhenInterrupted = false
         sessions[id] = session
         return .interruptionEnded(id, shouldResume: false)

@@ -150,7 +150,7 @@ struct SessionHostileTests {
         do {
             try await music.waitForSession("playing again", timeout: 6) { $0.active && $0.producingSound && !$0.interrupted }
         } catch {
-            throw TestFailure("\(error); it printed \(music.sessionLines)")
+            throw TestFailure("\(error); it printed \(music.lines)")
         }
         try await sessionPoll("MPRIS to say Playing") { try await music.playbackStatus() == "Playing" }
         try await settle(1.0)

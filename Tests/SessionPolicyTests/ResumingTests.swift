@@ -45,4 +45,16 @@ struct ResumingTests {
         #expect(policy.apply(.vanished(video)).interruptions == [.interruptionEnded(music, shouldResume: false)])
         #expect(!policy[music]!.isResuming)
     }
+
+    @Test func aSessionThatTakesOverItsInterruptionWhilePlayingIsResuming() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.add(video, .playback, playing: true)
+        // The player activates again while interrupted (its own activation takes over).
+        #expect(policy.apply(.activate(music)).interruptions.first == .interruptionEnded(music, shouldResume: false))
+        #expect(policy[music]!.isResuming, "it was playing when interrupted")
+        policy.add(game, .playback, active: true)
+        #expect(policy.apply(.vanished(game)).interruptions == [.interruptionEnded(music, shouldResume: true)],
+                "interrupted again before its sound came back: still owed")
+    }
 }

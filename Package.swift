@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
-        .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "TestSupport"]),
+        .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot"]),
     ]
 )

@@ -13,10 +13,18 @@ extension Arbiter {
                     guard let self else { return [.vardict([:])] }
                     return [try self.register(call)]
                 },
-                method("Unregister") { arbiter, id, _ in try arbiter.apply(.vanished(id), for: id) },
+                method("Unregister") { arbiter, id, _ in
+                    try arbiter.apply(.vanished(id), for: id)
+                    arbiter.state.withLock { $0.forgetPendingRestorations(of: id) }
+                    arbiter.announceRoom()
+                },
                 method("SetCategory", [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in
                     let category = try WireFormat.category(args[0].string ?? "")
-                    let options = try WireFormat.options(args[1].stringArray ?? [])
+                    let names = args[1].stringArray ?? []
+                    guard names.count <= RegistrationState.maximumOptions else {
+                        throw DBusError.invalidArgs("options has \(names.count) entries; at most \(RegistrationState.maximumOptions)")
+                    }
+                    let options = try WireFormat.options(names)
                     let mode = try WireFormat.mode(args[2].string ?? "")
                     try arbiter.apply(.setCategory(id, category, options: options, mode: mode), for: id)
                 },
@@ -45,6 +53,7 @@ extension Arbiter {
                 DBusSignalDeclaration("DuckGainChanged", arguments: [.init("gain", .double)]),
                 DBusSignalDeclaration("OtherAudioPlayingChanged", arguments: [.init("playing", .boolean)]),
                 DBusSignalDeclaration("SecondaryAudioShouldBeSilencedChanged", arguments: [.init("silenced", .boolean)]),
+                DBusSignalDeclaration("SessionsAvailable"),
             ]
         )
     }
@@ -80,57 +89,66 @@ extension Arbiter {
 
     /// `Register(app_name, state)`: validates everything first, then registers the caller
     /// and replays its state (after the arbiter changed hosts, processes register again
-    /// with what they had).
+    /// with what they had). The first registration of a connection waits for the bus to
+    /// say which process it belongs to (for the per-process limit) and replies then.
     func register(_ call: DBusMethodCall) throws(DBusError) -> DBusValue {
         let id = try Arbiter.caller(call)
         let app = call.arguments[0].string ?? ""
-        guard !app.isEmpty, app.utf8.count <= 255 else { throw .invalidArgs("app_name must be 1 to 255 bytes, not “\(app)”") }
-        let state = call.arguments[1].stringKeyedDictionary ?? [:]
-        let known: Set<String> = ["category", "options", "mode", "active", "producingSound", "remoteCommands",
-                                  "interruptedBy", "silencedBy", "wasPlaying"]
-        if let unknown = state.keys.first(where: { !known.contains($0) }) {
-            throw .invalidArgs("unknown state key “\(unknown)” (known: \(known.sorted().joined(separator: ", ")))")
+        guard !app.isEmpty, app.utf8.count <= 255 else {
+            throw .invalidArgs("app_name must be 1 to 255 bytes, not \(WireFormat.quoted(app)) (\(app.utf8.count) bytes)")
         }
-        func bool(_ key: String) throws(DBusError) -> Bool {
-            guard let value = state[key] else { return false }
-            guard let flag = value.bool else { throw .invalidArgs("state “\(key)” must be a boolean, not \(value)") }
-            return flag
+        // It is shown to users (earshot status): no terminal escapes or line breaks.
+        guard !app.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidArgs("app_name must not contain control characters: \(WireFormat.quoted(app))")
         }
-        let category = try state["category"].map { value throws(DBusError) in try WireFormat.category(value.string ?? "\(value)") }
-        let options = try WireFormat.options(state["options"]?.stringArray ?? [])
-        let mode = try state["mode"].map { value throws(DBusError) in try WireFormat.mode(value.string ?? "\(value)") } ?? .default
-        let active = try bool("active"), producing = try bool("producingSound"), remote = try bool("remoteCommands")
-        let wasPlaying = try bool("wasPlaying")
-        let interruptedBy = try state["interruptedBy"].map { value throws(DBusError) -> SessionID in
-            guard let name = value.string, name.hasPrefix(":"), (try? BusName.validate(name)) != nil else {
-                throw .invalidArgs("state “interruptedBy” must be a unique bus name, not \(value)")
-            }
-            return SessionID(name)
+        let registration = try RegistrationState(call.arguments[1])
+        let (pid, waiting) = state.withLock { s -> (Int64?, Bool) in
+            (s.processes[id], s.registering.contains(id))
         }
-        let silencedBy = try state["silencedBy"].map { value throws(DBusError) -> InterruptionReason in
-            switch value.string {
-            case "screenLocked": .screenLocked
-            case "silentMode": .silentMode
-            default: throw .invalidArgs("state “silencedBy” must be screenLocked or silentMode, not \(value)")
+        if let pid { return try completeRegistration(id, app: app, registration, process: pid) }
+        guard !waiting else {
+            throw DBusError(ArbiterName.Error.rejected, "\(id): a registration of this connection is already on its way")
+        }
+        guard policy[id] == nil else { return try completeRegistration(id, app: app, registration, process: -1) }
+        state.withLock { _ = $0.registering.insert(id) }
+        let connection = self.connection
+        lookUpProcess(of: id) { [weak self] pid in
+            guard let self else { return }
+            do throws(DBusError) {
+                call.reply([try self.completeRegistration(id, app: app, registration, process: pid)], on: connection)
+            } catch {
+                call.reply(error: error, on: connection)
             }
         }
+        throw DBusMethodCall.replyLater
+    }
 
-        let count = policy.sessions.count
-        guard count < configuration.maximumSessions else {
-            throw DBusError(ArbiterName.Error.limitsExceeded, "the arbiter already has \(count) sessions")
-        }
+    /// Registers `id` of process `pid` if there is room, then replays its state.
+    private func completeRegistration(
+        _ id: SessionID, app: String, _ r: RegistrationState, process pid: Int64
+    ) throws(DBusError) -> DBusValue {
+        if policy[id] == nil, let error = refusal(of: id, process: pid) { throw refuse(error) }
         try apply(.register(id, appName: app, tick: tick), for: id)
         do {
-            if let category { try apply(.setCategory(id, category, options: options, mode: mode), for: id) }
-            if remote { try apply(.remoteCommandsChanged(id, anyEnabled: true), for: id) }
-            if active { try apply(.activate(id), for: id) }
-            if producing { try apply(.soundStarted(id, tick: tick), for: id) }
+            if let category = r.category { try apply(.setCategory(id, category, options: r.options, mode: r.mode), for: id) }
+            if r.remoteCommands { try apply(.remoteCommandsChanged(id, anyEnabled: true), for: id) }
+            if r.active { try apply(.activate(id), for: id) }
+            if r.producingSound { try apply(.soundStarted(id, tick: tick), for: id) }
         } catch {
             handle(.vanished(id))  // all or nothing
             throw error
         }
-        if let interruptedBy { restore(id, interruptedBy: interruptedBy, wasPlaying: wasPlaying) }
-        if let silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: wasPlaying) }
+        if let interruptedBy = r.interruptedBy {
+            // Only re-registration after a host change says who interrupted it. Later, the
+            // claim would make the arbiter treat another session as an interrupter (and
+            // deactivate it once silent): it is ignored, and the caller's interruption ends.
+            if Duration.nanoseconds(tick) <= configuration.reRegistrationWindow, interruptedBy != id {
+                restore(id, interruptedBy: interruptedBy, wasPlaying: r.wasPlaying)
+            } else if let object = state.withLock({ $0.object }) {
+                try? object.emit("InterruptionEnded", interface: ArbiterName.interface, [.boolean(r.wasPlaying)], to: id.rawValue)
+            }
+        }
+        if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
         restorePending(interruptedBy: id)
         return situation(of: id)
     }

@@ -15,7 +15,10 @@ extension Arbiter {
             handle(.restoreInterruption(victim, reason: .sessionActivated(interruptedBy), wasPlaying: wasPlaying))
             return
         }
-        state.withLock { $0.pendingRestores[interruptedBy, default: []].append((victim, wasPlaying)) }
+        state.withLock { s in
+            s.forgetPendingRestorations(of: victim)
+            s.pendingRestores[interruptedBy, default: []].append((victim, wasPlaying))
+        }
         connection.schedule(after: Arbiter.restoreWindow) { [weak self] in
             self?.endPendingRestores(interruptedBy: interruptedBy)
         }
@@ -23,6 +26,7 @@ extension Arbiter {
 
     func restore(_ victim: SessionID, silencedBy cause: InterruptionReason, wasPlaying: Bool) {
         let known = state.withLock { s in
+            s.forgetPendingRestorations(of: victim)
             if !s.lockStateKnown { s.pendingSilenced.append((victim, cause, wasPlaying)) }
             return s.lockStateKnown
         }

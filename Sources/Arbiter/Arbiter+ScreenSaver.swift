@@ -11,15 +11,34 @@ extension Arbiter {
     /// How long a screen saver may take to say whether the screen is locked.
     static let screenSaverTimeout: Duration = .seconds(2)
 
-    /// Subscribes to both savers' `ActiveChanged` (from any sender: the saver's unique
-    /// name is not known in advance, and a wrong lock state only silences ambient sound).
+    /// Subscribes to both savers' `ActiveChanged`, obeyed only when it comes from the
+    /// unique name that owns the saver's name (followed through `NameOwnerChanged`, and
+    /// asked with `GetNameOwner` at start): any client may send a signal with the saver's
+    /// interface, and a match rule's well-known `sender` is not checked locally.
     func watchScreenSavers() -> [SignalSubscription] {
         Arbiter.screenSavers.map { saver in
             connection.subscribeNow(MatchRule(interface: saver.name, member: "ActiveChanged")) { [weak self] message in
                 guard let self, let locked = (try? message.arguments())?.first?.bool else { return }
+                guard let sender = message.sender, self.state.withLock({ $0.screenSaverOwners[saver.name] }) == sender else { return }
                 self.handle(.screenLockChanged(locked: locked))
                 self.restorePendingSilenced()
             }
+        }
+    }
+
+    /// A screen saver's name changed owners.
+    func screenSaverOwnerChanged(_ change: NameOwnerChange) {
+        state.withLock { s in
+            s.screenSaverOwners[change.name] = change.newOwner
+            s.screenSaverOwnersFollowed.insert(change.name)
+        }
+    }
+
+    /// Records `owner` for `saver` unless a `NameOwnerChanged` (newer) already told.
+    private func screenSaver(_ saver: String, ownedBy owner: String?) {
+        state.withLock { s in
+            guard !s.screenSaverOwnersFollowed.contains(saver) else { return }
+            s.screenSaverOwners[saver] = owner
         }
     }
 
@@ -29,7 +48,13 @@ extension Arbiter {
     /// lock wait for the answers (at most ``screenSaverTimeout``).
     func askScreenSaversWhetherLocked() {
         let connection = self.connection
-        Task {
+        Task { [weak self] in
+            // The owners first: an ActiveChanged that comes before them is dropped, and the
+            // answers to GetActive, asked after, say what it said.
+            for saver in Arbiter.screenSavers {
+                let owner = try? await connection.nameOwner(saver.name)
+                _ = connection.schedule(after: .zero) { [weak self] in self?.screenSaver(saver.name, ownedBy: owner ?? nil) }
+            }
             async let first = Arbiter.isActive(Arbiter.screenSavers[0], on: connection)
             async let second = Arbiter.isActive(Arbiter.screenSavers[1], on: connection)
             let answers = await [first, second]

@@ -22,8 +22,17 @@ public final class Arbiter: Sendable {
     public struct Configuration: Sendable {
         /// How long an interrupting session may stay silent before its interruptions end.
         public var silenceTimeout: Duration = .seconds(30)
-        /// At most this many sessions (a flood of registrations gets errors).
+        /// At most this many sessions in all (a flood of registrations gets errors).
         public var maximumSessions = 256
+        /// At most this many sessions of one process (by `GetConnectionUnixProcessID`), so
+        /// that one process opening many connections cannot shut the others out. A process
+        /// normally has one session; a few more leave room for tests and plug-ins.
+        public var maximumSessionsPerProcess = 8
+        /// How long after the arbiter starts a session may register again saying which
+        /// session interrupted it (`interruptedBy`): re-registration follows a host change
+        /// at once. Later, the claim is ignored and the caller's interruption ends, so that
+        /// no registration can make the arbiter treat another session as an interrupter.
+        public var reRegistrationWindow: Duration = .seconds(10)
         public var policy = SessionPolicy.Configuration()
         public init() {}
     }
@@ -48,6 +57,18 @@ public final class Arbiter: Sendable {
         var lockStateKnown = false
         /// Re-registered sessions silenced by the screen lock, waiting for the lock state.
         var pendingSilenced: [(victim: SessionID, cause: InterruptionReason, wasPlaying: Bool)] = []
+        /// The process of each session, and of each caller whose `Register` waits for the
+        /// bus to say (-1: the bus could not say); removed when the connection leaves.
+        var processes: [SessionID: Int64] = [:]
+        /// Callers whose `Register` waits for their process id.
+        var registering: Set<SessionID> = []
+        /// A registration was refused for lack of room since the last `SessionsAvailable`.
+        var refusedForRoom = false
+        /// The unique names owning the screen savers' names.
+        var screenSaverOwners: [String: String] = [:]
+        /// Screen-saver names whose owner a `NameOwnerChanged` told (a `GetNameOwner`
+        /// answer is older then).
+        var screenSaverOwnersFollowed: Set<String> = []
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -59,9 +80,10 @@ public final class Arbiter: Sendable {
         state = Mutex(State(policy: SessionPolicy(configuration: configuration.policy)))
         let object = try connection.export([interfaceDeclaration()], at: ArbiterName.path)
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
+            guard let self else { return }
+            if Arbiter.screenSavers.contains(where: { $0.name == change.name }) { self.screenSaverOwnerChanged(change) }
             guard change.newOwner == nil, change.name.hasPrefix(":") else { return }
-            self?.handle(.vanished(SessionID(change.name)))
-            self?.endPendingRestores(interruptedBy: SessionID(change.name))
+            self.connectionLeft(SessionID(change.name))
         }]
         subscriptions += watchScreenSavers()
         state.withLock { s in

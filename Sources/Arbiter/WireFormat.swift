@@ -6,7 +6,7 @@ public import SessionPolicy
 public enum WireFormat {
     public static func category(_ name: String) throws(DBusError) -> Category {
         guard let category = Category(rawValue: name) else {
-            throw .invalidArgs("“\(name)” is not a category (\(Category.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw .invalidArgs("\(quoted(name)) is not a category (\(Category.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         return category
     }
@@ -20,7 +20,7 @@ public enum WireFormat {
         var options: CategoryOptions = []
         for name in names {
             guard let option = optionNames.first(where: { $0.0 == name })?.1 else {
-                throw .invalidArgs("“\(name)” is not a category option (\(optionNames.map(\.0).joined(separator: ", ")))")
+                throw .invalidArgs("\(quoted(name)) is not a category option (\(optionNames.map(\.0).joined(separator: ", ")))")
             }
             options.insert(option)
         }
@@ -33,9 +33,31 @@ public enum WireFormat {
 
     public static func mode(_ name: String) throws(DBusError) -> Mode {
         guard let mode = Mode(rawValue: name) else {
-            throw .invalidArgs("“\(name)” is not a mode (\(Mode.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw .invalidArgs("\(quoted(name)) is not a mode (\(Mode.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         return mode
+    }
+
+    /// At most this many characters of a caller's string are quoted back in an error.
+    static let quotedLimit = 64
+
+    /// A caller's string for an error message: in quotes, control characters escaped, and
+    /// cut after ``quotedLimit`` characters (a megabyte of garbage is not echoed back).
+    public static func quoted(_ text: String) -> String {
+        var out = ""
+        for (i, scalar) in text.unicodeScalars.enumerated() {
+            if i == quotedLimit {
+                out += "… (\(text.utf8.count) bytes)"
+                break
+            }
+            out += scalar.properties.generalCategory == .control ? scalar.escaped(asASCII: true) : String(scalar)
+        }
+        return "“\(out)”"
+    }
+
+    /// A value's type, for an error message (the value itself may be huge).
+    static func describe(_ value: DBusValue) -> String {
+        "a value of type “\(value.type.signature)”"
     }
 
     /// `(reason, by)`: the reason's name and the interrupting session ("" if none).

@@ -5,6 +5,8 @@ extension DBusConnection {
     func dispatch(_ message: DBusMessage) -> DBusMessage? {
         do {
             return try message.makeReply(try invoke(message))
+        } catch where error.name == DBusMethodCall.replyLaterName {
+            return nil  // the handler replies itself (DBusMethodCall+ReplyLater)
         } catch {
             return message.makeErrorReply(error)
         }

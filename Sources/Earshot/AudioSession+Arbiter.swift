@@ -35,16 +35,32 @@ extension AudioSession {
             guard let self, name == ArbiterName.bus else { return }
             if acquired { self.host(on: connection) } else { self.stopHosting() }
         })
-        // A new arbiter host (the previous one exited): register again.
+        // The arbiter's owner, followed; a new arbiter host (the previous one exited):
+        // register again, as a session still waiting for room does with any new host.
         subscriptions.append(try await connection.watchNameOwner(ArbiterName.bus) { [weak self] change in
-            guard let self, let owner = change.newOwner else { return }
-            let previous = self.state.withLock { $0.registeredWith }
+            guard let self else { return }
+            let (previous, waiting) = self.state.withLock { s in
+                s.arbiterOwner = change.newOwner
+                s.arbiterOwnerChanges += 1
+                return (s.registeredWith, s.waitingForRoom)
+            }
+            guard let owner = change.newOwner else { return }
+            if waiting {
+                self.retryRegistration(on: connection)
+                return
+            }
             guard previous != nil, previous != owner else { return }
             Task { try? await self.register(on: connection, reset: true) }
         })
+        // Unicast signals need no match rule; SessionsAvailable is broadcast and does.
         subscriptions.append(try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { [weak self] message in
             self?.arbiterSignal(message)
         })
+        subscriptions.append(try await connection.subscribe(
+            MatchRule(sender: ArbiterName.bus, interface: ArbiterName.interface, member: "SessionsAvailable"), handler: { _ in }))
+        let changes = state.withLock { $0.arbiterOwnerChanges }
+        let owner = try await connection.nameOwner(ArbiterName.bus)
+        state.withLock { s in if s.arbiterOwnerChanges == changes { s.arbiterOwner = owner } }
         state.withLock { s in
             s.connection = connection
             s.subscriptions = subscriptions
@@ -100,12 +116,33 @@ extension AudioSession {
             full["wasPlaying"] = .boolean(wasPlaying)
         }
         let owner = try await connection.nameOwner(ArbiterName.bus)
-        let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
-                                              method: "Register", [.string(appName), .vardict(full)])
+        let announcements = state.withLock { $0.roomAnnouncements }
+        let answer: Result<[DBusValue], DBusError>
+        do {
+            answer = .success(try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path,
+                                                        interface: ArbiterName.interface, method: "Register",
+                                                        [.string(appName), .vardict(full)]))
+        } catch {
+            answer = .failure(error)
+        }
+        if case .failure(let error) = answer, error.name == ArbiterName.Error.limitsExceeded {
+            // No room now: keep the state here, and register when the arbiter says there
+            // is room (SessionsAvailable) or a new host takes over; meanwhile the calls
+            // that would change the session change only the state kept here.
+            let announced = state.withLock { s in
+                s.waitingForRoom = true
+                s.waitingAfterHostChange = s.waitingAfterHostChange || reset
+                return s.roomAnnouncements != announcements
+            }
+            AudioSession.trace("registration refused (\(error.message)); waiting for room")
+            if announced { retryRegistration(on: connection) }
+            return
+        }
+        let reply = try answer.get()
         let situation = reply.first?.stringKeyedDictionary ?? [:]
         let gain = situation["duckGain"]?.double ?? 1
         let previousHost = state.withLock { s -> String? in
-            defer { s.registeredWith = owner }
+            defer { (s.registeredWith, s.waitingForRoom, s.waitingAfterHostChange) = (owner, false, false) }
             s.otherAudioPlaying = situation["otherAudioPlaying"]?.bool ?? false
             s.secondaryHint = situation["secondaryAudioShouldBeSilenced"]?.bool ?? false
             s.duckGain = gain
@@ -125,22 +162,72 @@ extension AudioSession {
         }
     }
 
-    /// Calls an arbiter method on the caller's session.
+    /// Registers again after a refusal for lack of room: one attempt at a time, and one
+    /// more if room was announced while an attempt was on its way.
+    private func retryRegistration(on connection: DBusConnection) {
+        let go = state.withLock { s -> Bool in
+            guard s.waitingForRoom else { return false }
+            if s.retryingRegistration {
+                s.retryAgain = true
+                return false
+            }
+            s.retryingRegistration = true
+            return true
+        }
+        guard go else { return }
+        Task {
+            while true {
+                // A registration refused after a host change is still one: it says why
+                // it is interrupted, and the session hears mediaServicesWereReset.
+                try? await self.register(on: connection, reset: self.state.withLock { $0.waitingAfterHostChange })
+                let again = self.state.withLock { s -> Bool in
+                    defer { s.retryAgain = false }
+                    if s.waitingForRoom, s.retryAgain { return true }
+                    s.retryingRegistration = false
+                    return false
+                }
+                if !again { break }
+            }
+            if !self.state.withLock({ $0.waitingForRoom }) {
+                AudioSession.trace("registered after waiting for room")
+                await self.reportSoundIfStillProducing()
+            }
+        }
+    }
+
+    /// Calls an arbiter method on the caller's session. While the session waits for room
+    /// in the arbiter, the call is not made: the caller records the change here, and the
+    /// registration carries it.
     func call(_ method: String, _ arguments: [DBusValue]) async throws {
         let connection = try await connect()
+        guard !state.withLock({ $0.waitingForRoom }) else { return }
         _ = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
                                       method: method, arguments)
     }
 
-    /// Applies one of the arbiter's unicast signals.
+    /// Applies one of the arbiter's signals, if the arbiter sent it: any client can send
+    /// a signal with the arbiter's interface to this connection, so the sender must be
+    /// the unique name that owns `org.earshot.AudioSession` now.
     private func arbiterSignal(_ message: DBusMessage) {
         guard let member = message.member, let args = try? message.arguments() else { return }
+        let owner = state.withLock { $0.arbiterOwner }
+        guard let sender = message.sender, sender == owner else {
+            AudioSession.trace("ignored \(member) from \(message.sender ?? "no sender"), not the arbiter (\(owner ?? "none"))")
+            return
+        }
         switch member {
+        case "SessionsAvailable":
+            let waiting = state.withLock { s in
+                s.roomAnnouncements += 1
+                return s.waitingForRoom
+            }
+            if waiting, let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
         case "InterruptionBegan":
             let reason = WireFormat.reason(args.first?.string ?? "", by: args.dropFirst().first?.string ?? "") ?? .routeDisconnected
             let by = args.dropFirst().first?.string ?? ""
             state.withLock { s in
                 s.interrupted = true
+                s.interruptions &+= 1
                 s.interruptedBy = by.isEmpty ? nil : by
                 s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
                 s.isActive = false
@@ -149,8 +236,11 @@ extension AudioSession {
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
         case "InterruptionEnded":
-            let shouldResume = args.first?.bool ?? false
-            state.withLock { s in (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil) }
+            // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
+            let shouldResume = state.withLock { s in
+                (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
+                return (args.first?.bool ?? false) || s.resumeOwed || s.resumeActivations > 0
+            }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)
         case "DuckGainChanged":

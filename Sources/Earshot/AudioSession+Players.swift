@@ -61,13 +61,30 @@ extension AudioSession {
         if engine.isProducingSound { await reportSound(true) }
     }
 
+    /// Reports sound or silence to the arbiter. Reports go one at a time, in order, the
+    /// latest replacing any not yet sent: a stale "silent" (from a pause just before a
+    /// resume) arriving after "producing" would make the arbiter think a playing session
+    /// silent, and a later interruption would then end without `shouldResume`.
     func reportSound(_ producing: Bool) async {
-        if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
-            _ = try? await mpris.claimName()
-            AudioSession.trace("name claimed")
+        let first = state.withLock { s -> Bool in
+            s.soundToReport = producing
+            guard !s.reportingSound else { return false }
+            s.reportingSound = true
+            return true
         }
-        try? await call("ReportSound", [.boolean(producing)])
-        AudioSession.trace(producing ? "sound reported" : "silence reported")
+        guard first else { return }  // the reporter running now sends it next
+        while let next = state.withLock({ s -> Bool? in
+            defer { s.soundToReport = nil }
+            if s.soundToReport == nil { s.reportingSound = false }
+            return s.soundToReport
+        }) {
+            if next, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
+                _ = try? await mpris.claimName()
+                AudioSession.trace("name claimed")
+            }
+            try? await call("ReportSound", [.boolean(next)])
+            AudioSession.trace(next ? "sound reported" : "silence reported")
+        }
     }
 
     // MARK: Players
@@ -80,9 +97,17 @@ extension AudioSession {
     /// an ambient session); otherwise it waits for the interruption to end.
     func playerWillStart(_ player: AudioPlayer) -> Bool {
         let id = ObjectIdentifier(player)
-        let (interrupted, activate) = state.withLock { s -> (Bool, Bool) in
+        let (interrupted, activate) = state.withLock { s -> (Bool?, Bool) in
             s.players[id] = WeakPlayer(player: player)
+            // A resumption that meets a new interruption waits for its end; it does not
+            // take over as a user's play does.
+            if s.resumingPlayers.remove(id) != nil, s.interrupted {
+                s.pausedByInterruption.insert(id)
+                s.resumeOwed = true
+                return (nil, false)
+            }
             s.pausedByInterruption.remove(id)
+            if s.pausedByInterruption.isEmpty { s.resumeOwed = false }
             if s.interrupted {
                 s.startsAwaitingActivation.insert(id)
                 return (true, false)
@@ -90,6 +115,7 @@ extension AudioSession {
             s.startsAwaitingActivation.remove(id)
             return (false, !s.isActive)
         }
+        guard let interrupted else { return false }
         if interrupted {
             Task {
                 try? await self.setActive(true)
@@ -123,19 +149,58 @@ extension AudioSession {
         playing.forEach { $0.pauseForSession(.interrupted) }
     }
 
+    /// The interruption ended. With `shouldResume`, the players it paused play again once
+    /// the session is active again; they stay recorded as paused by the interruption until
+    /// then, so that an interruption beginning in between (a burst of interrupters that
+    /// come and go) keeps them for its own end instead of losing them. Until they play,
+    /// the resumption is owed: a later end without `shouldResume` does not cancel it (the
+    /// arbiter says false when the session was not sounding yet, or when the activation
+    /// sent to resume took over a new interruption, as a user's play does: an end that
+    /// arrives while such an activation is on its way resumes too).
     func resumePlayersAfterInterruption(_ shouldResume: Bool) {
-        let paused = state.withLock { s -> Set<ObjectIdentifier> in
-            defer { s.pausedByInterruption = [] }
-            return s.pausedByInterruption
-        }
-        let players = livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
-        guard shouldResume, !players.isEmpty else {
-            players.forEach { $0.sessionReleased(resumed: false) }
+        guard shouldResume else {
+            let paused = state.withLock { s -> Set<ObjectIdentifier> in
+                defer { s.pausedByInterruption = [] }
+                return s.pausedByInterruption
+            }
+            livePlayers().filter { paused.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(resumed: false) }
             return
         }
+        let owed = state.withLock { s -> Bool in
+            s.resumeOwed = !s.pausedByInterruption.isEmpty
+            return s.resumeOwed
+        }
+        guard owed else { return }
         Task {
+            self.state.withLock { $0.resumeActivations += 1 }
             try? await self.setActive(true)
+            // Interrupted again while activating: the players wait for that interruption's end.
+            let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
+                s.resumeActivations -= 1
+                guard !s.interrupted else { return ([], 0) }
+                s.resumeOwed = false
+                defer { s.pausedByInterruption = [] }
+                s.resumingPlayers.formUnion(s.pausedByInterruption)
+                return (s.pausedByInterruption, s.interruptions)
+            }
+            let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
+            guard !players.isEmpty else { return }
             players.forEach { $0.resumeAfterInterruption() }
+            // An interruption that began between the check above and the players' start
+            // may have found them not playing yet: pause and record them now.
+            let missed = self.state.withLock { s -> Bool in
+                s.resumingPlayers.subtract(paused)
+                return s.interrupted && s.interruptions != generation
+            }
+            if missed {
+                let playing = players.filter(\.isPlaying)
+                self.state.withLock { s in
+                    s.pausedByInterruption.formUnion(playing.map(ObjectIdentifier.init))
+                    s.resumeOwed = !s.pausedByInterruption.isEmpty
+                }
+                playing.forEach { $0.pauseForSession(.interrupted) }
+                return
+            }
             await self.reportSoundIfStillProducing()
         }
     }

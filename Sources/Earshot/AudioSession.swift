@@ -73,16 +73,46 @@ public final class AudioSession: Sendable {
         var connecting: Task<DBusConnection, any Error>?
         var hosted: Arbiter?
         var registeredWith: String?
+        /// The unique name that owns `org.earshot.AudioSession` now, followed through
+        /// `NameOwnerChanged`: the arbiter's signals are obeyed only from it.
+        var arbiterOwner: String?
+        /// How many `NameOwnerChanged` for the arbiter's name have arrived (a
+        /// `GetNameOwner` answer is stale if one arrived while it was asked).
+        var arbiterOwnerChanges = 0
+        /// The arbiter refused the registration for lack of room (`LimitsExceeded`): the
+        /// session keeps its state here and registers on `SessionsAvailable`.
+        var waitingForRoom = false
+        /// How many `SessionsAvailable` have arrived (one that arrives while a refused
+        /// `Register` is on its way means: try again at once).
+        var roomAnnouncements = 0
+        /// A retry of the registration is on its way.
+        var retryingRegistration = false
+        /// Room was announced while a retry was on its way: try once more after it.
+        var retryAgain = false
+        /// The refused registration followed a host change (the retry is one too).
+        var waitingAfterHostChange = false
         var subscriptions: [SignalSubscription] = []
         var routes: RouteMonitor?
         var mpris: MPRISPlayer?
         var commandObservation: ObservationToken?
         var players: [ObjectIdentifier: WeakPlayer] = [:]
         var pausedByInterruption: Set<ObjectIdentifier> = []
+        /// An interruption ended with `shouldResume` and the players it paused have not
+        /// played again yet.
+        var resumeOwed = false
+        /// Activations on their way to resume players.
+        var resumeActivations = 0
+        /// Players being started again by a resumption (their start must not take over a
+        /// new interruption), and how many interruptions have begun so far.
+        var resumingPlayers: Set<ObjectIdentifier> = []
+        var interruptions: UInt64 = 0
         /// Players asked to play while the session was interrupted, waiting for the
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
+        /// The sound state waiting to be reported, and whether a report is on its way.
+        var soundToReport: Bool?
+        var reportingSound = false
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }

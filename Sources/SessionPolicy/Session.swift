@@ -42,6 +42,11 @@ public struct Session: Sendable, Hashable, Identifiable {
     /// Whether it was producing sound when its current interruption began (false when
     /// not interrupted). Decides `shouldResume` when the interruption ends.
     public internal(set) var wasPlayingWhenInterrupted = false
+    /// An interruption of it ended with `shouldResume`, and it has neither produced sound
+    /// nor deactivated since: it is on its way back to playing. An interruption that
+    /// begins now counts it as playing (otherwise a second interrupter arriving before
+    /// its first sound would turn the resumption it was owed into `shouldResume: false`).
+    public internal(set) var isResuming = false
     /// The active sessions currently ducking it.
     public internal(set) var duckedBy: Set<SessionID> = []
     /// The tick at which it registered.

@@ -22,6 +22,7 @@ extension SessionPolicy {
     mutating func deactivate(_ id: SessionID, notifyOthers: Bool) -> [Decision] {
         sessions[id]?.isActive = false
         sessions[id]?.isProducingSound = false
+        sessions[id]?.isResuming = false
         return liftInterruptions(causedBy: id, resume: notifyOthers ? .ifWasPlaying : .never)
     }
 
@@ -49,6 +50,7 @@ extension SessionPolicy {
     mutating func silenceTimedOut(_ id: SessionID) -> [Decision] {
         guard sessions[id]?.isProducingSound == false else { return [] }
         sessions[id]?.isActive = false
+        sessions[id]?.isResuming = false
         return liftInterruptions(causedBy: id, resume: .ifWasPlaying)
     }
 

@@ -13,7 +13,8 @@ extension SessionPolicy {
         guard var session = sessions[id], !session.interruptions.contains(cause) else { return nil }
         let isFirst = !session.isInterrupted
         if isFirst {
-            session.wasPlayingWhenInterrupted = session.isProducingSound
+            session.wasPlayingWhenInterrupted = session.isProducingSound || session.isResuming
+            session.isResuming = false
             session.isActive = false
             session.isProducingSound = false
             session.silentSinceTick = nil
@@ -39,6 +40,7 @@ extension SessionPolicy {
         }
         let shouldResume = resume == .ifWasPlaying && session.wasPlayingWhenInterrupted
         session.wasPlayingWhenInterrupted = false
+        session.isResuming = shouldResume
         sessions[id] = session
         return .interruptionEnded(id, shouldResume: shouldResume)
     }
@@ -81,6 +83,9 @@ extension SessionPolicy {
     mutating func endOwnInterruption(_ id: SessionID) -> Decision? {
         guard var session = sessions[id], session.isInterrupted else { return nil }
         session.interruptions = []
+        // Taking over its own interruption, it goes back to what it did: if it was
+        // playing, it is on its way back to playing.
+        session.isResuming = session.wasPlayingWhenInterrupted
         session.wasPlayingWhenInterrupted = false
         sessions[id] = session
         return .interruptionEnded(id, shouldResume: false)

@@ -7,7 +7,9 @@ extension SessionPolicy {
     mutating func restoreInterruption(_ id: SessionID, reason: InterruptionReason, wasPlaying: Bool) -> [Decision] {
         guard var session = sessions[id] else { return [] }
         guard stillHolds(reason, for: session) else {
-            return session.isInterrupted ? [] : [.interruptionEnded(id, shouldResume: wasPlaying)]
+            if session.isInterrupted { return [] }
+            sessions[id]?.isResuming = wasPlaying
+            return [.interruptionEnded(id, shouldResume: wasPlaying)]
         }
         session.isActive = false
         session.isProducingSound = false

@@ -10,6 +10,7 @@ extension SessionPolicy {
         guard sessions[id]?.isActive == true else { return decisions }
         soundStarts += 1
         sessions[id]?.isProducingSound = true
+        sessions[id]?.isResuming = false
         sessions[id]?.lastSoundTick = tick
         sessions[id]?.silentSinceTick = nil
         sessions[id]?.soundSequence = soundStarts

@@ -125,6 +125,7 @@ final class SessionWorld: Sendable {
     /// before the players (`Capture.start()` wakes the sink and its recording keeps it awake).
     private let keepAwake: Child?
     private let pids = Locked<[String: Int32]>([:])
+    private let screenSavers = Locked<[String: ScreenSaverStandIn]>([:])
 
     init(keepAwake: Bool = true) async throws {
         await SessionSlots.shared.acquire()
@@ -245,8 +246,23 @@ final class SessionWorld: Sendable {
         return pid
     }
 
-    /// Sends `ActiveChanged(locked)` as a screen saver would (any sender may).
-    func screenSaver(active: Bool, interface: String = "org.freedesktop.ScreenSaver") throws {
+    /// Locks or unlocks the screen: a stand-in screen saver owning `interface`'s name
+    /// (started on first use) sends `ActiveChanged(active)`. (The arbiter obeys the signal
+    /// only from the owner of the name.)
+    func screenSaver(active: Bool, interface: String = "org.freedesktop.ScreenSaver") async throws {
+        let saver: ScreenSaverStandIn
+        if let running = screenSavers.value[interface] {
+            saver = running
+        } else {
+            saver = try await ScreenSaverStandIn(bus, name: interface, locked: false)
+            screenSavers.withLock { $0[interface] = saver }
+        }
+        try saver.set(locked: active)
+    }
+
+    /// Sends `ActiveChanged(active)` from the test's client, which owns no screen-saver
+    /// name: what any client can send.
+    func spoofScreenSaver(active: Bool, interface: String = "org.freedesktop.ScreenSaver") throws {
         let path = try ObjectPath("/" + interface.replacingOccurrences(of: ".", with: "/"))
         try client.send(try DBusMessage.signal(path: path, interface: interface, name: "ActiveChanged",
                                                arguments: [.boolean(active)]))

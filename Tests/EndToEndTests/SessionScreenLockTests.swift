@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 /// The screen lock silences `ambient` (and `soloAmbient`) sessions and lets `playback`
-/// play on; the arbiter follows any `ActiveChanged(b)` of the freedesktop or GNOME screen
-/// saver interface on the bus.
+/// play on; the arbiter follows `ActiveChanged(b)` of the freedesktop or GNOME screen
+/// saver, from the owner of its name.
 @Suite("audio sessions across processes: the screen lock")
 struct SessionScreenLockTests {
     @Test("locking silences the ambient process and not the playback one; unlocking resumes it", arguments: [
@@ -22,7 +22,7 @@ struct SessionScreenLockTests {
         try await settle(0.5)
 
         let locked = ContinuousClock.now
-        try world.screenSaver(active: true, interface: interface)
+        try await world.screenSaver(active: true, interface: interface)
         try await ambience.waitForLine("session: interrupted (screenLocked)")
         try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
         try await ambience.waitForSession("interrupted") { $0.interrupted && !$0.producingSound }
@@ -33,7 +33,7 @@ struct SessionScreenLockTests {
         try await settle(1.0)
 
         let unlocked = ContinuousClock.now
-        try world.screenSaver(active: false, interface: interface)
+        try await world.screenSaver(active: false, interface: interface)
         try await ambience.waitForLine("session: interruption ended, resuming")
         try await ambience.waitUntilPlaying()
         #expect(try await world.arbiterProperty("ScreenLocked") == .boolean(false))
@@ -70,7 +70,7 @@ struct SessionScreenLockTests {
         let world = try await SessionWorld()
         let music = try world.play("music", side: .right, category: "playback")
         try await music.waitUntilPlaying()
-        try world.screenSaver(active: true)
+        try await world.screenSaver(active: true)
         try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
         let capture = try await world.capture()
 
@@ -84,7 +84,7 @@ struct SessionScreenLockTests {
         #expect(ambience.printed("session: interrupted (screenLocked)"), "\(ambience.lines)")
 
         // After the unlock, whatever the process does, the arbiter's view must match the sink.
-        try world.screenSaver(active: false)
+        try await world.screenSaver(active: false)
         try await ambience.waitForSession("no longer interrupted") { !$0.interrupted }
         try await settle(0.8)
         audio = try await capture.stop()

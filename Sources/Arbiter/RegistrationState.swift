@@ -1,0 +1,82 @@
+import DBus
+import SessionPolicy
+
+/// The `state` argument of `Register`, checked strictly before anything changes: every
+/// key is known and given once, and every value is a variant holding exactly the key's
+/// type (not a variant inside a variant, not a number for a list). Anything else is
+/// `InvalidArgs` naming the key.
+struct RegistrationState {
+    var category: Category?
+    var options: CategoryOptions = []
+    var mode: Mode = .default
+    var active = false
+    var producingSound = false
+    var remoteCommands = false
+    var wasPlaying = false
+    var interruptedBy: SessionID?
+    var silencedBy: InterruptionReason?
+
+    /// The keys and the D-Bus type each must have.
+    static let keys: [(name: String, type: DBusType)] = [
+        ("category", .string), ("options", .array(.string)), ("mode", .string),
+        ("active", .boolean), ("producingSound", .boolean), ("remoteCommands", .boolean),
+        ("interruptedBy", .string), ("silencedBy", .string), ("wasPlaying", .boolean),
+    ]
+
+    /// At most this many category options in one list (there are three; a list may
+    /// repeat one, but not without bound).
+    static let maximumOptions = 8
+
+    init(_ value: DBusValue) throws(DBusError) {
+        guard case .dictionary(.string, .variant, let entries) = value else {
+            throw .invalidArgs("state must be a dictionary a{sv}, not \(WireFormat.describe(value))")
+        }
+        var seen: [String: DBusValue] = [:]
+        for entry in entries {
+            guard case .string(let key) = entry.key else { throw .invalidArgs("state keys must be strings") }
+            guard let declared = RegistrationState.keys.first(where: { $0.name == key }) else {
+                throw .invalidArgs("unknown state key \(WireFormat.quoted(key)) "
+                                   + "(known: \(RegistrationState.keys.map(\.name).sorted().joined(separator: ", ")))")
+            }
+            guard seen[key] == nil else { throw .invalidArgs("state “\(key)” is given twice") }
+            // One level of variant, holding exactly the declared type.
+            guard case .variant(let inner) = entry.value, inner.type == declared.type else {
+                let actual = if case .variant(let inner) = entry.value { inner.type.signature } else { entry.value.type.signature }
+                throw .invalidArgs("state “\(key)” must be of type “\(declared.type.signature)”, not “\(actual)”")
+            }
+            seen[key] = inner
+        }
+        if case .string(let name)? = seen["category"] { category = try WireFormat.category(name) }
+        if case .array(_, let names)? = seen["options"] {
+            guard names.count <= RegistrationState.maximumOptions else {
+                throw .invalidArgs("state “options” has \(names.count) entries; at most \(RegistrationState.maximumOptions)")
+            }
+            options = try WireFormat.options(names.compactMap(\.string))
+        }
+        if case .string(let name)? = seen["mode"] { mode = try WireFormat.mode(name) }
+        func flag(_ key: String) -> Bool { if case .boolean(let b)? = seen[key] { b } else { false } }
+        active = flag("active")
+        producingSound = flag("producingSound")
+        remoteCommands = flag("remoteCommands")
+        wasPlaying = flag("wasPlaying")
+        if case .string(let name)? = seen["interruptedBy"] {
+            guard name.hasPrefix(":"), (try? BusName.validate(name)) != nil else {
+                throw .invalidArgs("state “interruptedBy” must be a unique bus name, not \(WireFormat.quoted(name))")
+            }
+            interruptedBy = SessionID(name)
+        }
+        if case .string(let name)? = seen["silencedBy"] {
+            switch name {
+            case "screenLocked": silencedBy = .screenLocked
+            case "silentMode": silencedBy = .silentMode
+            default: throw .invalidArgs("state “silencedBy” must be screenLocked or silentMode, not \(WireFormat.quoted(name))")
+            }
+        }
+        if interruptedBy != nil, silencedBy != nil {
+            throw .invalidArgs("state gives both “interruptedBy” and “silencedBy”; a session says one cause")
+        }
+        if seen["wasPlaying"] != nil, interruptedBy == nil, silencedBy == nil {
+            throw .invalidArgs("state “wasPlaying” only goes with “interruptedBy” or “silencedBy”")
+        }
+    }
+}

@@ -16,8 +16,7 @@ extension QueuePlayer: TrackListSource {
     public var canEditTracks: Bool { true }
 
     public func goTo(_ trackID: String) -> RemoteCommandHandlerStatus {
-        guard let index = items.firstIndex(where: { "\($0.id)" == trackID }) else { return .noSuchContent }
-        load(index: index, reason: nil)
+        guard let id = UInt64(trackID), loadItem(id: id) else { return .noSuchContent }
         return .success
     }
 
@@ -25,6 +24,8 @@ extension QueuePlayer: TrackListSource {
     public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
         guard let url = URL(string: uri), url.isFileURL else { return .noSuchContent }
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
+        // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
+        if trackID != nil, after == nil { return .noSuchContent }
         guard let item = try? insert(url, after: after, atStart: trackID == nil) else { return .noSuchContent }
         if setAsCurrent { return goTo("\(item.id)") }
         return .success

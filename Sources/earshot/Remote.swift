@@ -35,9 +35,9 @@ struct Remote: AsyncParsableCommand {
 
     func validate() throws {
         guard Remote.methods[command] != nil else {
-            throw ValidationError("unknown command “\(command)” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
+            throw ValidationError("unknown command “\(TerminalText.escaped(command))” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
         }
-        guard arguments.count <= 1 else { throw ValidationError("\(command) takes at most one argument, not \(arguments.joined(separator: " "))") }
+        guard arguments.count <= 1 else { throw ValidationError(TerminalText.escaped("\(command) takes at most one argument, not \(arguments.joined(separator: " "))")) }
         if command == "seek" {
             guard let seconds, let value = Double(seconds), value.isFinite else {
                 throw ValidationError("seek needs a number of seconds, such as +10 or -5")
@@ -164,11 +164,21 @@ struct Daemon: AsyncParsableCommand {
             fail("earshot daemon: \(error)")
         }
         let stop = QuitSignal()
+        // Set when the bus goes away before a signal asked to stop: a failure, so that a
+        // service manager (systemd's Restart=on-failure) restarts the daemon.
+        let lost = Locked(false)
         let sources = onTerminationSignals { stop.fire() }
-        connection.onDisconnect { stop.fire() }
+        connection.onDisconnect {
+            if !stop.fired { lost.set(true) }
+            stop.fire()
+        }
         while !stop.fired { try await Task.sleep(for: .milliseconds(50)) }
+        _ = sources
+        if lost.get() {
+            fail("earshot daemon: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); "
+                 + "\(ArbiterName.bus) is no longer served")
+        }
         arbiter.stop()
         await connection.flush()
-        _ = sources
     }
 }

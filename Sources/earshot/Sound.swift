@@ -30,11 +30,12 @@ struct Sound: AsyncParsableCommand {
         // Open the device (connecting to the sound server) while the sound decodes.
         let opening = Thread { try? AudioEngine.shared.openDevice() }
         opening.start()
-        let isFile = sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        let given = CommandLineFile(sound, command: "sound")
+        let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound
         do {
             systemSound = isFile
-                ? try SystemSound(contentsOf: URL(fileURLWithPath: sound))
+                ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
                 : try SystemSound(named: sound, theme: SoundTheme(name: theme))
         } catch {
             fail("earshot sound: \(error)")

@@ -108,10 +108,25 @@ public final class QueuePlayer: Sendable {
 
     public var currentIndex: Int? { state.withLock { $0.index } }
 
+    /// The most items a queue holds (``insert(_:after:atStart:)`` past it throws).
+    public static let maximumItemCount = 10_000
+
+    /// Why ``insert(_:after:atStart:)`` refused an item.
+    public struct FullError: Error, Sendable, CustomStringConvertible {
+        public let url: URL
+        public var description: String {
+            "cannot add \(url.path): the queue holds \(QueuePlayer.maximumItemCount) items, its limit"
+        }
+    }
+
     /// Inserts a file after `item` (or at the end, or at the start with `atStart`).
+    ///
+    /// - Throws: ``AudioFileError`` for a file that cannot be opened; ``FullError`` when
+    ///   the queue holds ``maximumItemCount`` items.
     public func insert(_ url: URL, after item: Item? = nil, atStart: Bool = false) throws -> Item {
         let inspected = try QueuePlayer.inspect(url)
-        let inserted = state.withLock { s in
+        let inserted = try state.withLock { s throws(FullError) in
+            guard s.items.count < QueuePlayer.maximumItemCount else { throw FullError(url: url) }
             let new = Item(id: s.nextID, url: url, title: inspected.title, artist: inspected.artist, album: inspected.album, duration: inspected.duration)
             s.nextID += 1
             if let item, let at = s.items.firstIndex(of: item) {

@@ -30,6 +30,9 @@ struct Remote: AsyncParsableCommand {
 
     var seconds: String? { arguments.first }
 
+    /// The largest seek, in seconds, whose microseconds fit an int64 (about 292,000 years).
+    static let maximumSeek = 9_000_000_000_000.0
+
     static let methods = ["play-pause": "PlayPause", "play": "Play", "pause": "Pause", "next": "Next",
                           "previous": "Previous", "stop": "Stop", "seek": "Seek"]
 
@@ -42,7 +45,10 @@ struct Remote: AsyncParsableCommand {
             guard let seconds, let value = Double(seconds), value.isFinite else {
                 throw ValidationError("seek needs a number of seconds, such as +10 or -5")
             }
-            _ = value
+            // The offset goes out in microseconds, as an int64.
+            guard abs(value) <= Remote.maximumSeek else {
+                throw ValidationError("seek takes at most \(Int64(Remote.maximumSeek)) seconds either way, not \(seconds)")
+            }
         } else if seconds != nil {
             throw ValidationError("\(command) takes no argument")
         }

@@ -77,6 +77,9 @@ struct QueueEditTests {
             let file = try self.sine(900, 1).absoluteString
             #expect(queue.addTrack(uri: file, after: self.id(items[1]), setAsCurrent: true) == .noSuchContent)
             #expect(queue.items == before && queue.currentItem == items[0])
+            // A NUL in a file URI would cut the path short for the C calls that open it.
+            #expect(queue.addTrack(uri: items[0].url.absoluteString + "%00.txt", after: nil, setAsCurrent: false) == .noSuchContent)
+            #expect(queue.items == before)
         }
     }
 

@@ -148,6 +148,15 @@ struct CLIFaultTests {
         #expect(rss < 150 * 1024, "peak RSS \(rss / 1024) MiB: the file was decoded")
     }
 
+    @Test("earshot remote seek by more seconds than an int64 of microseconds holds is a usage error, not a trap")
+    func hugeSeek() async throws {
+        for seconds in ["1e300", "-9.3e12"] {
+            let result = try await shell(#"exec "$E" remote seek "# + seconds)
+            #expect(result.status == 64, "\(seconds): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("seek takes at most 9000000000000 seconds either way, not \(seconds)"), "\(result.stderr)")
+        }
+    }
+
     // MARK: The bus goes away
 
     @Test("earshot daemon exits 1 naming the bus when the bus goes away")

@@ -29,7 +29,14 @@ extension QueuePlayer: TrackListSource {
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
         // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
         if trackID != nil, after == nil { return .noSuchContent }
-        guard let item = try? insert(url, after: after, atStart: trackID == nil) else { return .noSuchContent }
+        let item: Item
+        do {
+            item = try insert(url, after: after, atStart: trackID == nil)
+        } catch is FullError {
+            return .commandFailed
+        } catch {
+            return .noSuchContent
+        }
         if setAsCurrent { return goTo("\(item.id)") }
         return .success
     }

@@ -61,7 +61,10 @@ final class PlayDisplay: @unchecked Sendable {
 
     private func announce(_ item: QueuePlayer.Item) {
         itemsStarted += 1
-        let position = (queue.currentIndex.map { $0 + 1 } ?? 0, queue.items.count)
+        // Where the item is in the queue now, not the queue's current index: by the time
+        // the event is handled the queue may have moved on (or run out).
+        let items = queue.items
+        let position = (items.firstIndex(of: item).map { $0 + 1 } ?? 0, items.count)
         let artist = item.artist.map { " — \($0)" } ?? ""
         let line = "playing \(position.0)/\(position.1): \(item.title)\(artist) (\(clock(item.duration)))"
         if interactive {

@@ -157,6 +157,24 @@ struct CLIFaultTests {
         }
     }
 
+    @Test("an app name with terminal escapes, registered by another client, is printed escaped by earshot status")
+    func statusEscaped() async throws {
+        let bus = try PrivateBus()
+        let daemon = try Child(Paths.earshot, ["daemon", "--bus", bus.address])
+        try await daemon.waitForOutput("serving org.earshot.AudioSession as :")
+        let client = try DBusConnection(.address(bus.address))
+        _ = try await client.call(destination: "org.earshot.AudioSession", path: "/org/earshot/AudioSession",
+                                  interface: "org.earshot.AudioSession", method: "Register",
+                                  [.string("evil\u{1B}[2J\u{9B}0m\u{202E}"), .vardict(["category": .string("playback")])])
+        let status = try await run(Paths.earshot, ["status", "--bus", bus.address])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains(#"evil\x1B[2J\u{9B}0m\u{202E}"#), "\(status.stdout)")
+        #expect(!hasRawControl(status.stdout), "\(status.stdout.debugDescription)")
+        daemon.kill(SIGTERM)
+        _ = try await daemon.wait(timeout: 5)
+        withExtendedLifetime(client) {}
+    }
+
     // MARK: The bus goes away
 
     @Test("earshot daemon exits 1 naming the bus when the bus goes away")

@@ -150,6 +150,9 @@ struct Daemon: AsyncParsableCommand {
             the daemon. Started by D-Bus activation (dbus/org.earshot.AudioSession.service) \
             or the systemd user unit (packaging/earshot-arbiter.service). Runs until SIGINT \
             or SIGTERM.
+
+            EXIT STATUS: 0 after SIGINT or SIGTERM; 1 when the bus cannot be reached or goes \
+            away (the message names the bus), so that a service manager restarts it.
             """
     )
 

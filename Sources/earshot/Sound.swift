@@ -12,7 +12,11 @@ struct Sound: AsyncParsableCommand {
             locale folders, .oga/.ogg/.wav), for example bell, complete, \
             message-new-instant, dialog-warning. A path to a file plays that file.
 
-            EXIT STATUS: 0 when the sound played; 1 when it cannot be found, decoded or played.
+            System sounds are short: a file whose decoded audio would pass 16 MiB (about \
+            43 s of 48 kHz stereo) is refused, naming its length; play it with earshot play.
+
+            EXIT STATUS: 0 when the sound played; 1 when it cannot be found, decoded or played \
+            (the message names the file and the reason).
             """
     )
 
@@ -47,6 +51,7 @@ struct Sound: AsyncParsableCommand {
             fail("earshot sound: \(error)")
         }
         while !done.fired { try await Task.sleep(for: .milliseconds(5)) }
-        say(String(format: "played %@ (%@, %.2f s)", sound, systemSound.path, systemSound.duration))
+        // A name given in bytes that are not UTF-8 is shown by its path, which `say` prints as given, escaped.
+        say(String(format: "played %@ (%@, %.2f s)", given.path == sound ? sound : given.path, systemSound.path, systemSound.duration))
     }
 }

@@ -50,6 +50,7 @@ struct CLIFaultTests {
             """#, file: try sine())
         #expect(sounded.status == 0, "\(sounded.stderr)")
         #expect(sounded.stdout.contains(#"bad-\xFF\xFE-sound.wav"#), "the name is not printed escaped: \(sounded.stdout)")
+        #expect(!hasRawControl(sounded.stdout), "\(sounded.stdout.debugDescription)")
     }
 
     @Test("a missing file whose name is not UTF-8 is named escaped, with exit status 1")

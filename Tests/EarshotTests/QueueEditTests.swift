@@ -24,9 +24,15 @@ struct QueueEditTests {
 
     func id(_ item: QueuePlayer.Item) -> String { "\(item.id)" }
 
+    /// Runs `body` with the engine on the test sound server (in turn with the other audio
+    /// tests); nothing is captured: these tests check the queue, not the sound.
+    func onDevice(_ body: () async throws -> Void) async throws {
+        try await withAudio(idleTimeout: 0) { _ in try await body() }
+    }
+
     @Test("removing the only item while it plays empties the queue: stopped, nothing now playing")
     func removeOnly() async throws {
-        _ = try await captured {
+        try await onDevice {
             let (queue, nowPlaying, _) = try self.playingQueue(1)
             try await sleep(0.1)
             #expect(queue.isPlaying)
@@ -48,7 +54,7 @@ struct QueueEditTests {
 
     @Test("removing the current last item moves to the new last item; removing an earlier one keeps the current")
     func removeLastAndEarlier() async throws {
-        _ = try await captured {
+        try await onDevice {
             let (queue, nowPlaying, _) = try self.playingQueue(3)
             let items = queue.items
             #expect(queue.goTo(self.id(items[2])) == .success)
@@ -65,7 +71,7 @@ struct QueueEditTests {
 
     @Test("ids that are gone are refused and change nothing: remove twice, go to, add after")
     func staleIDs() async throws {
-        _ = try await captured {
+        try await onDevice {
             let (queue, _, _) = try self.playingQueue(2)
             let items = queue.items
             #expect(queue.removeTrack(self.id(items[1])) == .success)
@@ -85,7 +91,7 @@ struct QueueEditTests {
 
     @Test("shuffling a queue of one, and at its last item, keeps it whole")
     func shuffleEdges() async throws {
-        _ = try await captured {
+        try await onDevice {
             let (queue, _, _) = try self.playingQueue(1)
             let one = queue.items
             queue.shuffleMode = .items
@@ -100,7 +106,7 @@ struct QueueEditTests {
 
     @Test("edits from many threads at once keep every index inside the queue")
     func concurrentEdits() async throws {
-        _ = try await captured {
+        try await onDevice {
             let (queue, nowPlaying, commands) = try self.playingQueue(6)
             let file = try self.sine(800, 1).absoluteString
             await withTaskGroup(of: Void.self) { group in

@@ -28,7 +28,11 @@ struct CommandLineFile {
         }
         let name = TerminalText.escaped(bytes: bytes)
         let fd = (bytes + [0]).withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { open($0, O_RDONLY | O_CLOEXEC) }
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                // O_NONBLOCK: opening a FIFO must not wait for a writer (the reader then
+                // refuses it as not a regular file); reads go through the reopened path.
+                open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            }
         }
         guard fd >= 0 else {
             let code = errno

@@ -3,11 +3,17 @@ import Foundation
 import Testing
 import TestSupport
 
+extension QueuePlayerTests {
 /// Queue edits at the edges, through the track-list calls MPRIS makes: every index the
 /// queue computes stays inside its items, and edits naming items that are gone are
 /// refused without changing anything.
+///
+/// Nested in ``QueuePlayerTests`` so that `scripts/test` runs it in the in-process audio
+/// pass: the engine needs the shared test sound server, whose first use exports its
+/// address with `setenv`, which must not race the parallel pass's process launches
+/// (Foundation's `Process.run` copies the environment).
 @Suite("QueuePlayer edits at the edges")
-struct QueueEditTests {
+struct Edits {
     func sine(_ frequency: Double, _ duration: Double = 5) throws -> URL {
         URL(fileURLWithPath: try TestSignals.sine(frequency: frequency, duration: duration))
     }
@@ -140,4 +146,5 @@ struct QueueEditTests {
             #expect(queue.items.isEmpty && queue.currentItem == nil && nowPlaying.nowPlayingInfo == nil)
         }
     }
+}
 }

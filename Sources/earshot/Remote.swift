@@ -98,8 +98,11 @@ struct Status: AsyncParsableCommand {
             try await printTable(connection)
             guard follow else { return }
             let changed = Locked(false)
-            _ = try await connection.subscribe(MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged",
-                                                         path: ArbiterName.path, arg0: ArbiterName.interface)) { _ in changed.set(true) }
+            // From the arbiter only (the bus resolves the well-known sender to its owner):
+            // any client can emit a PropertiesChanged for the arbiter's path.
+            _ = try await connection.subscribe(MatchRule(sender: ArbiterName.bus, interface: StandardInterface.properties,
+                                                         member: "PropertiesChanged", path: ArbiterName.path,
+                                                         arg0: ArbiterName.interface)) { _ in changed.set(true) }
             _ = try await connection.watchNameOwner(ArbiterName.bus) { _ in changed.set(true) }
             while true {
                 try await Task.sleep(for: .milliseconds(50))

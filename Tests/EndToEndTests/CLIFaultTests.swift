@@ -176,6 +176,36 @@ struct CLIFaultTests {
         withExtendedLifetime(client) {}
     }
 
+    @Test("earshot status --follow reprints for the arbiter's PropertiesChanged, not for another client's")
+    func statusFollowSpoofed() async throws {
+        let bus = try PrivateBus()
+        let daemon = try Child(Paths.earshot, ["daemon", "--bus", bus.address])
+        try await daemon.waitForOutput("serving org.earshot.AudioSession as :")
+        let follow = try Child(Paths.earshot, ["status", "--follow", "--bus", bus.address])
+        @Sendable func tables() -> Int { follow.stdout.components(separatedBy: "SESSION ").count - 1 }
+        try await eventually("the first table") { tables() == 1 }
+        let spoofer = try DBusConnection(.address(bus.address))
+        for _ in 0..<5 {
+            try spoofer.send(try DBusMessage.signal(path: "/org/earshot/AudioSession", interface: StandardInterface.properties,
+                                                    name: "PropertiesChanged",
+                                                    arguments: [.string("org.earshot.AudioSession"), .vardict([:]), .strings(["Sessions"])]))
+        }
+        await spoofer.flush()
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(tables() == 1, "a spoofed signal made it print again: \(follow.stdout)")
+        // A real change (a session registers) is followed.
+        let client = try DBusConnection(.address(bus.address))
+        _ = try await client.call(destination: "org.earshot.AudioSession", path: "/org/earshot/AudioSession",
+                                  interface: "org.earshot.AudioSession", method: "Register",
+                                  [.string("follower"), .vardict(["category": .string("playback")])])
+        try await eventually("a second table") { tables() >= 2 }
+        follow.kill(SIGINT)
+        daemon.kill(SIGTERM)
+        _ = try? await follow.wait(timeout: 5)
+        _ = try await daemon.wait(timeout: 5)
+        withExtendedLifetime(client) {}
+    }
+
     // MARK: The bus goes away
 
     @Test("earshot daemon exits 1 naming the bus when the bus goes away")

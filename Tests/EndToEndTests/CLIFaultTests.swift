@@ -5,12 +5,16 @@ import TestSupport
 
 /// Files and faults the command line must survive: names that are not UTF-8 or that
 /// hold terminal escapes, files that cannot play or are cut short, a huge "system
-/// sound", and the bus going away under each long-running command.
+/// sound", and the bus going away under the daemon and publish (under play: in
+/// ``SessionPlayerFaultTests``).
 ///
 /// The file tests play to ALSA's `null` device: it takes samples as fast as they come
 /// (no sound server, no pacing), so a file plays out in a moment; these tests are about
 /// what the tool says and its exit status, not about timing.
-@Suite("faults: the command line")
+///
+/// One test at a time: each starts processes, and the parallel pass also runs tests that
+/// time a player's position, which a burst of start-ups at once can starve.
+@Suite("faults: the command line", .serialized)
 struct CLIFaultTests {
     /// Runs earshot with `arguments` through `/bin/sh`, so that an argument may carry
     /// bytes that are not UTF-8 (Foundation's `Process` takes Strings): `$F` in the

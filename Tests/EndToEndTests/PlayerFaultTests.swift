@@ -6,7 +6,7 @@ import TestSupport
 /// Hostile calls to a real player over the bus: property values of the wrong shape, and
 /// strings that would drive the terminal the player prints to. (Track-list edits against
 /// `earshot play` are in ``SessionPlayerFaultTests``.)
-@Suite("faults: players over the bus")
+@Suite("faults: players over the bus", .serialized)
 struct PlayerFaultTests {
     // MARK: Property types
 

@@ -94,9 +94,11 @@ extension DBusConnection {
             guard let set = property.set, property.access != .read else {
                 throw DBusError(DBusError.Name.propertyReadOnly, "\(interface.name).\(property.name) is read-only")
             }
-            let value = args[2].unwrapped
-            guard value.type == property.type else {
-                throw .invalidArgs("\(interface.name).\(property.name) has type \(property.type), not \(value.type)")
+            // Exactly one variant level, as the signature `ssv` says: the value inside must
+            // have the declared type itself, not be another variant around it.
+            guard case .variant(let value) = args[2], value.type == property.type else {
+                let given = args[2].variantContentType.map(\.signature) ?? args[2].type.signature
+                throw .invalidArgs("\(interface.name).\(property.name) has type “\(property.type.signature)”, not “\(given)”")
             }
             try DBusError.from { try set(value, call) }
             return []
@@ -139,5 +141,13 @@ extension DBusError {
     /// `org.freedesktop.DBus.Error.AccessDenied`.
     public static func accessDenied(_ message: String) -> DBusError {
         DBusError(Name.accessDenied, message)
+    }
+}
+
+extension DBusValue {
+    /// The type of the value one variant level in, if this is a variant.
+    fileprivate var variantContentType: DBusType? {
+        if case .variant(let inner) = self { return inner.type }
+        return nil
     }
 }

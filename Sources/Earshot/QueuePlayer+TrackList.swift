@@ -15,17 +15,28 @@ extension QueuePlayer: TrackListSource {
 
     public var canEditTracks: Bool { true }
 
+    public var maximumTrackCount: Int { QueuePlayer.maximumItemCount }
+
     public func goTo(_ trackID: String) -> RemoteCommandHandlerStatus {
-        guard let index = items.firstIndex(where: { "\($0.id)" == trackID }) else { return .noSuchContent }
-        load(index: index, reason: nil)
+        guard let id = UInt64(trackID), loadItem(id: id) else { return .noSuchContent }
         return .success
     }
 
     /// Adds a local file (`file://` URIs only).
     public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
-        guard let url = URL(string: uri), url.isFileURL else { return .noSuchContent }
+        // A NUL in the path would end it early for the C calls that open it: another file.
+        guard let url = URL(string: uri), url.isFileURL, !url.path.utf8.contains(0) else { return .noSuchContent }
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
-        guard let item = try? insert(url, after: after, atStart: trackID == nil) else { return .noSuchContent }
+        // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
+        if trackID != nil, after == nil { return .noSuchContent }
+        let item: Item
+        do {
+            item = try insert(url, after: after, atStart: trackID == nil)
+        } catch is FullError {
+            return .commandFailed
+        } catch {
+            return .noSuchContent
+        }
         if setAsCurrent { return goTo("\(item.id)") }
         return .success
     }

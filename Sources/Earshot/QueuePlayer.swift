@@ -28,6 +28,10 @@ public final class QueuePlayer: Sendable {
         case itemDidPlayToEnd(Item)
         /// An item failed; the queue moved on. The message names the file and the reason.
         case itemFailed(Item, String)
+        /// An item stopped before its end (a truncated or damaged file) after playing up to
+        /// there; the queue moved on. The message says where and why, for example
+        /// `truncated at 2.4 s; played up to there`.
+        case itemEndedEarly(Item, String)
     }
 
     private struct State {
@@ -63,11 +67,16 @@ public final class QueuePlayer: Sendable {
 
     /// Makes a queue; every file is opened once to check it and read its tags.
     ///
+    /// `names`, when given, has one entry per URL: the name to title an untagged item
+    /// with instead of the URL's file name (for a file opened through another path, such
+    /// as `/proc/self/fd/N`).
+    ///
     /// - Throws: the first file's ``AudioFileError`` (missing, unreadable, unsupported…).
-    public init(urls: [URL], engine: AudioEngine = .shared) throws {
+    public init(urls: [URL], names: [String]? = nil, engine: AudioEngine = .shared) throws {
+        precondition(names == nil || names?.count == urls.count, "one name per URL")
         self.engine = engine
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        let items = try urls.map { try QueuePlayer.inspect($0) }
+        let items = try urls.enumerated().map { try QueuePlayer.inspect($1, name: names?[$0]) }
         state.withLock { s in
             for var item in items {
                 item = Item(id: s.nextID, url: item.url, title: item.title, artist: item.artist, album: item.album, duration: item.duration)
@@ -80,9 +89,10 @@ public final class QueuePlayer: Sendable {
 
     deinit { continuation.finish() }
 
-    static func inspect(_ url: URL) throws -> Item {
+    static func inspect(_ url: URL, name: String? = nil) throws -> Item {
         let file = try AudioFile(contentsOf: url.path)
-        let fallback = url.deletingPathExtension().lastPathComponent
+        let fallback = name.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
+            ?? url.deletingPathExtension().lastPathComponent
         let title = file.tags.title.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
         return Item(id: 0, url: url, title: title, artist: file.tags.artist, album: file.tags.album,
                     duration: file.format.duration ?? 0)
@@ -98,10 +108,25 @@ public final class QueuePlayer: Sendable {
 
     public var currentIndex: Int? { state.withLock { $0.index } }
 
+    /// The most items a queue holds (``insert(_:after:atStart:)`` past it throws).
+    public static let maximumItemCount = 10_000
+
+    /// Why ``insert(_:after:atStart:)`` refused an item.
+    public struct FullError: Error, Sendable, CustomStringConvertible {
+        public let url: URL
+        public var description: String {
+            "cannot add \(url.path): the queue holds \(QueuePlayer.maximumItemCount) items, its limit"
+        }
+    }
+
     /// Inserts a file after `item` (or at the end, or at the start with `atStart`).
+    ///
+    /// - Throws: ``AudioFileError`` for a file that cannot be opened; ``FullError`` when
+    ///   the queue holds ``maximumItemCount`` items.
     public func insert(_ url: URL, after item: Item? = nil, atStart: Bool = false) throws -> Item {
         let inspected = try QueuePlayer.inspect(url)
-        let inserted = state.withLock { s in
+        let inserted = try state.withLock { s throws(FullError) in
+            guard s.items.count < QueuePlayer.maximumItemCount else { throw FullError(url: url) }
             let new = Item(id: s.nextID, url: url, title: inspected.title, artist: inspected.artist, album: inspected.album, duration: inspected.duration)
             s.nextID += 1
             if let item, let at = s.items.firstIndex(of: item) {
@@ -122,17 +147,32 @@ public final class QueuePlayer: Sendable {
         return inserted
     }
 
-    /// Removes an item; removing the current one moves on to the next.
+    /// Removes an item; removing the current one moves on to the item that takes its
+    /// place (the new last item when it was the last). Removing the only item empties the
+    /// queue: it stops, with no current item. An item no longer in the queue is ignored.
     public func remove(_ item: Item) {
-        let wasCurrent = state.withLock { s -> Bool in
+        var wasCurrent = false
+        let found = state.withLock { s -> Bool in
             guard let at = s.items.firstIndex(of: item) else { return false }
             s.items.remove(at: at)
             s.dropNext()
-            guard let index = s.index else { return false }
-            if at < index { s.index = index - 1; return false }
-            return at == index
+            guard let index = s.index else { return true }
+            if at < index {
+                s.index = index - 1
+            } else if at == index {
+                wasCurrent = true
+                // Keep the index valid until `load` replaces it (readers index with it).
+                if s.items.isEmpty {
+                    s.index = nil
+                    s.wantsToPlay = false
+                } else {
+                    s.index = min(index, s.items.count - 1)
+                }
+            }
+            return true
         }
-        if wasCurrent { load(index: currentIndex.map { min($0, items.count - 1) }, reason: nil) }
+        guard found else { return }
+        if wasCurrent { load { s in s.index.map { .item(at: $0) } ?? .ranOut } }
         publish()
     }
 
@@ -158,7 +198,7 @@ public final class QueuePlayer: Sendable {
             let started = player.play()
             state.withLock { $0.lastError = started ? nil : player.lastError }
         } else {
-            load(index: currentIndex, reason: nil)
+            load { s in s.index.map { .item(at: $0) } ?? .ranOut }
         }
         publish()
     }
@@ -203,15 +243,12 @@ public final class QueuePlayer: Sendable {
     public func goToPreviousItem() -> Bool { step(by: -1) }
 
     private func step(by delta: Int) -> Bool {
-        let target = state.withLock { s -> Int? in
-            guard let index = s.index, !s.items.isEmpty else { return nil }
+        load { s in
+            guard let index = s.index, !s.items.isEmpty else { return .stay }
             let next = index + delta
-            if s.items.indices.contains(next) { return next }
-            return s.repeatMode == .all ? (next + s.items.count) % s.items.count : nil
+            if s.items.indices.contains(next) { return .item(at: next) }
+            return s.repeatMode == .all ? .item(at: (next % s.items.count + s.items.count) % s.items.count) : .stay
         }
-        guard let target else { return false }
-        load(index: target, reason: nil)
-        return true
     }
 
     public var currentTime: TimeInterval {
@@ -275,24 +312,55 @@ public final class QueuePlayer: Sendable {
         }
     }
 
-    /// Loads item `index` (nil: the queue ran out), playing it if the queue plays.
-    func load(index: Int?, reason: String?) {
-        state.withLock { $0.player }?.cancelQueuedSuccessor()
-        let (old, item, prepared, play, volume, rate, loops) = state.withLock { s in
+    /// Makes the item with `id` current; false when no item has it (any more).
+    func loadItem(id: UInt64) -> Bool {
+        load { s in s.items.firstIndex { $0.id == id }.map { .item(at: $0) } ?? .stay }
+    }
+
+    /// Where ``load(_:)`` moves the queue.
+    private enum Destination {
+        /// The item at this index of `items`.
+        case item(at: Int)
+        /// Nowhere: the queue ran out (or is empty) and stops.
+        case ranOut
+        /// Nowhere new: the current item stays (the target did not exist).
+        case stay
+    }
+
+    /// Loads the item `choose` picks, playing it if the queue plays. `choose` runs under the
+    /// queue's lock, so that the index it returns is valid for the items it saw: every
+    /// caller that finds an item (by id, by step, by removal) finds it there, never from a
+    /// copy of the items that another thread may have edited since. An index outside the
+    /// queue is taken as ``Destination/stay``.
+    ///
+    /// - Returns: whether it moved (false for ``Destination/stay``).
+    @discardableResult
+    private func load(_ choose: (State) -> Destination) -> Bool {
+        let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, play: Bool, volume: Float, rate: Float, loops: Int)? in
+            let index: Int?
+            switch choose(s) {
+            case .item(let at) where s.items.indices.contains(at): index = at
+            case .item, .stay: return nil
+            case .ranOut: index = nil
+            }
+            // Cancel the queued successor before the current player is let go.
+            s.player?.cancelQueuedSuccessor()
             let old = s.player
             s.index = index
             let item = index.map { s.items[$0] }
             var prepared: AudioPlayer?
             if let next = s.next, next.item == item { prepared = next.player }
             s.next = nil
-            s.player = nil  // load cancelled the queued successor above
+            s.player = nil
+            if item == nil { s.wantsToPlay = false }
             return (old, item, prepared, s.wantsToPlay, s.volume, s.rate, s.repeatMode == .one ? -1 : 0)
         }
+        guard let (old, item, prepared, play, volume, rate, loops) = chosen else { return false }
         old?.stop()
         continuation.yield(.currentItemChanged(item))
         guard let item else {
             publish()
-            return
+            return true
         }
         let player: AudioPlayer
         do {
@@ -300,7 +368,7 @@ public final class QueuePlayer: Sendable {
         } catch {
             continuation.yield(.itemFailed(item, "\(error)"))
             skip(failed: item)
-            return
+            return true
         }
         player.volume = volume
         player.enableRate = true
@@ -318,14 +386,14 @@ public final class QueuePlayer: Sendable {
         }
         prepareNext()
         publish()
+        return true
     }
 
     private func skip(failed item: Item) {
-        let next = state.withLock { s -> Int? in
-            guard let at = s.items.firstIndex(of: item) else { return nil }
-            return at + 1 < s.items.count ? at + 1 : nil
+        load { s in
+            guard let at = s.items.firstIndex(of: item), at + 1 < s.items.count else { return .ranOut }
+            return .item(at: at + 1)
         }
-        load(index: next, reason: nil)
     }
 
     /// Opens the next item ahead of time so that it starts at once.
@@ -347,16 +415,16 @@ public final class QueuePlayer: Sendable {
     }
 
     private func watch(_ player: AudioPlayer, item: Item) {
-        let handler = FinishHandler { [weak self] successfully in
+        let handler = FinishHandler { [weak self] successfully, decodeError in
             guard let self else { return }
             let isCurrent = self.state.withLock { $0.player === player }
             guard isCurrent else { return }
-            self.continuation.yield(.itemDidPlayToEnd(item))
-            if !successfully { self.continuation.yield(.itemFailed(item, "decoding stopped early")) }
-            if !self.advanceToNextItem() {
-                self.state.withLock { $0.wantsToPlay = false }
-                self.load(index: nil, reason: nil)
+            if successfully {
+                self.continuation.yield(.itemDidPlayToEnd(item))
+            } else {
+                self.continuation.yield(.itemEndedEarly(item, QueuePlayer.endedEarly(decodeError, at: player.currentTime)))
             }
+            if !self.advanceToNextItem() { self.load { _ in .ranOut } }
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
@@ -463,9 +531,32 @@ public final class QueuePlayer: Sendable {
     }
 }
 
-/// Forwards an ``AudioPlayer``'s finish to a closure.
+extension QueuePlayer {
+    /// What an item that stopped early went through, for ``Event/itemEndedEarly(_:_:)``:
+    /// where and why it stopped, and that it played up to there.
+    static func endedEarly(_ error: AudioFileError?, at seconds: TimeInterval) -> String {
+        switch error?.reason {
+        case .truncated(let at)?:
+            return "truncated at \(String(format: "%.1f", at)) s; played up to there"
+        case .decodeFailed(let detail)?, .readFailed(let detail)?:
+            return "\(detail); played up to there"
+        default:
+            return "decoding stopped at \(String(format: "%.1f", seconds)) s; played up to there"
+        }
+    }
+}
+
+/// Forwards an ``AudioPlayer``'s finish, with the decode error that ended it if any, to a
+/// closure.
 private final class FinishHandler: AudioPlayerDelegate {
-    let body: @Sendable (Bool) -> Void
-    init(_ body: @escaping @Sendable (Bool) -> Void) { self.body = body }
-    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { body(flag) }
+    let body: @Sendable (Bool, AudioFileError?) -> Void
+    /// The last decode error reported; the engine reports it before the finish.
+    private let decodeError = Mutex<AudioFileError?>(nil)
+    init(_ body: @escaping @Sendable (Bool, AudioFileError?) -> Void) { self.body = body }
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError) {
+        decodeError.withLock { $0 = error }
+    }
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {
+        body(flag, decodeError.withLock { $0 })
+    }
 }

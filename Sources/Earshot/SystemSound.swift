@@ -5,24 +5,51 @@ import Synchronization
 /// A short sound for alerts and feedback (the System Sound Services analog).
 ///
 /// Made from a file or from a freedesktop sound-theme event name (`bell`,
-/// `message-new-instant`, `complete`, …), decoded once and kept in memory. ``play(completion:)``
+/// `message-new-instant`, `complete`, …), decoded once and kept in memory (up to
+/// ``maximumDecodedBytes``). ``play(completion:)``
 /// returns at once; a voice is kept prepared so that the sound starts on the engine's next
 /// period. Several plays may overlap.
 public final class SystemSound: Sendable {
     /// The file the sound was decoded from.
     public let path: String
-    let audio: PCMAudio
+    /// The sound in memory, or nil when it streams from the file (its length was
+    /// unknown until decoded).
+    let audio: PCMAudio?
+    /// The sound's format (its frame count is the decoded length when in memory).
+    let format: AudioFileFormat
     let engine: AudioEngine
     private let voices = Mutex<(ready: Voice?, playing: [ObjectIdentifier: Voice], disposed: Bool)>((nil, [:], false))
 
     /// Decodes a sound file.
     ///
-    /// - Throws: ``AudioFileError`` naming the file and the reason.
+    /// System sounds are short: a file whose decoded audio would pass
+    /// ``maximumDecodedBytes`` is refused before anything is decoded. A file whose length
+    /// its header does not give (an MP3 without a Xing header, a cut Ogg file) is not
+    /// decoded into memory: each play streams it from the file.
+    ///
+    /// - Throws: ``AudioFileError`` naming the file and the reason; ``SystemSoundError``
+    ///   for a sound too long to be a system sound or one the engine cannot play (a sample
+    ///   rate it cannot convert).
     public init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
         path = url.path
-        audio = try PCMAudio(decoding: AudioFile(contentsOf: url.path))
+        let file = try AudioFile(contentsOf: url.path)
+        try SystemSound.checkSize(of: file.format, path: url.path)
+        if file.format.frameCount != nil {
+            let audio = try PCMAudio(decoding: file)
+            self.audio = audio
+            format = audio.format
+        } else {
+            audio = nil
+            format = file.format
+        }
         self.engine = engine
-        try prepareNext()
+        do {
+            try prepareNext()
+        } catch let error as AudioFileError {
+            throw error  // names the file already
+        } catch {
+            throw SystemSoundError(path: path, reason: .cannotPlay("\(error)"))
+        }
     }
 
     /// Finds `name` in the sound theme, then decodes it.
@@ -36,7 +63,7 @@ public final class SystemSound: Sendable {
     deinit { dispose() }
 
     /// The sound's length in seconds.
-    public var duration: TimeInterval { audio.format.duration ?? 0 }
+    public var duration: TimeInterval { format.duration ?? 0 }
 
     /// Plays the sound; `completion` runs on the engine's event thread when it ends.
     ///
@@ -78,7 +105,7 @@ public final class SystemSound: Sendable {
     }
 
     private func prepareNext() throws {
-        let voice = try engine.makeVoice(for: audio.makeCursor())
+        let voice = try engine.makeVoice(for: audio?.makeCursor() ?? AudioFile(contentsOf: path))
         voice.prepare()
         let keep = voices.withLock { state -> Bool in
             guard !state.disposed else { return false }

@@ -44,6 +44,9 @@ extension MPRISPlayer {
         )
     }
 
+    /// `org.freedesktop.DBus.Error.LimitsExceeded`.
+    static let limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+
     func trackPaths() -> [ObjectPath] {
         (trackList?.trackListItems ?? []).map { trackPath($0.trackID ?? "") }
     }
@@ -53,12 +56,18 @@ extension MPRISPlayer {
         trackList?.trackListItems.first { trackPath($0.trackID ?? "") == path }?.trackID
     }
 
-    /// Metadata for the known ids, in the order asked; unknown ids are skipped.
+    /// Metadata for the known ids, in the order asked; unknown ids are skipped, and an id
+    /// asked for again is answered once (so the reply is never larger than the list, however
+    /// many times a request repeats an id).
     func tracksMetadata(_ ids: [ObjectPath]) -> [DBusValue] {
         let items = trackList?.trackListItems ?? []
         var byPath: [ObjectPath: NowPlayingInfo] = [:]
         for item in items { byPath[trackPath(item.trackID ?? "")] = item }
-        return ids.compactMap { id in byPath[id].map { metadata(for: $0, trackID: id) } }
+        var answered = Set<ObjectPath>()
+        return ids.compactMap { id in
+            guard let item = byPath[id], answered.insert(id).inserted else { return nil }
+            return metadata(for: item, trackID: id)
+        }
     }
 
     /// `AddTrack`: the URI scheme must be supported; `AfterTrack` is NoTrack (insert at the
@@ -66,6 +75,11 @@ extension MPRISPlayer {
     func addTrack(uri: String, after: ObjectPath, setAsCurrent: Bool) throws(DBusError) {
         guard let source = trackList, source.canEditTracks else { return }
         try checkSupported(uri: uri)
+        let count = source.trackListItems.count
+        guard count < source.maximumTrackCount else {
+            throw DBusError(MPRISPlayer.limitsExceeded,
+                            "\(configuration.identity)'s track list holds \(count) tracks, its limit; remove some before adding more")
+        }
         var afterID: String?
         if after != MPRISPlayer.noTrack {
             guard let id = appTrackID(after) else {

@@ -83,8 +83,10 @@ public final class MPRISPlayer: Sendable {
         try await connection.requestName(busName, flags: [.allowReplacement, .replaceExisting])
     }
 
-    /// Releases the name and removes the object.
+    /// Emits the changes still waiting for their coalescing interval (so that clients see
+    /// the final state, such as `Stopped`), then releases the name and removes the object.
     public func unpublish() {
+        if state.withLock({ $0.flushScheduled && $0.object != nil }) { flush() }
         let object = state.withLock { s -> DBusExportedObject? in
             defer {
                 s.object = nil

@@ -14,4 +14,12 @@ public protocol TrackListSource: AnyObject, Sendable {
     /// Inserts `uri` after the item `trackID` (at the start when nil).
     func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus
     func removeTrack(_ trackID: String) -> RemoteCommandHandlerStatus
+    /// The most items the list takes: `AddTrack` past it is `LimitsExceeded`, so that no
+    /// client can grow the list (and the work each change costs) without bound.
+    var maximumTrackCount: Int { get }
+}
+
+extension TrackListSource {
+    /// 10,000 items unless the source says otherwise.
+    public var maximumTrackCount: Int { 10_000 }
 }

@@ -46,12 +46,22 @@ struct BusOptions: ParsableArguments {
     var address: String?
 
     var bus: DBusConnection.Bus { address.map { .address($0) } ?? .session }
+
+    /// The bus for messages: its address (from --bus or DBUS_SESSION_BUS_ADDRESS).
+    var busDescription: String {
+        if let address { return "the bus at \(address)" }
+        guard let address = getenv("DBUS_SESSION_BUS_ADDRESS").map({ String(cString: $0) }), !address.isEmpty else {
+            return "the session bus"
+        }
+        return "the session bus at \(address)"
+    }
 }
 
 /// Writes one line to standard output at once, unbuffered, so that a reader on a pipe
-/// sees each line as it happens.
+/// sees each line as it happens. Control characters in it are escaped
+/// (``TerminalText``): lines carry names, tags and strings from outside.
 func say(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
+    let bytes = Array((CommandLineFile.naming(TerminalText.escaped(line)) + "\n").utf8)
     bytes.withUnsafeBytes { buffer in
         var offset = 0
         while offset < buffer.count {

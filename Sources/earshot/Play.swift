@@ -25,7 +25,9 @@ struct Play: AsyncParsableCommand {
             Otherwise it prints a line per event.
 
             EXIT STATUS: 0 when the queue played out or was quit; 1 when a file cannot be \
-            played (the message names the file and the reason) or the device cannot be opened.
+            played (the message names the file and the reason; the others still play) or \
+            the device cannot be opened. A file cut short plays up to the cut, with a note \
+            saying where it stopped.
             """
     )
 
@@ -54,7 +56,8 @@ struct Play: AsyncParsableCommand {
         if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
         let queue: QueuePlayer
         do {
-            queue = try QueuePlayer(urls: files.map { URL(fileURLWithPath: $0) })
+            let given = files.map { CommandLineFile($0, command: "play") }
+            queue = try QueuePlayer(urls: given.map { URL(fileURLWithPath: $0.path) }, names: given.map(\.title))
         } catch {
             fail("earshot play: \(error)")
         }
@@ -76,6 +79,7 @@ struct Play: AsyncParsableCommand {
         }
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
+        let quitting = Locked(false)
         do {
             let bus = try await session.connection()
             try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
@@ -90,6 +94,14 @@ struct Play: AsyncParsableCommand {
             reportSessionEvents(of: session)
             try await session.setActive(true)
             (mpris, connection) = (player, bus)
+            // Without a bus it plays anyway (as when there is none at the start): losing it
+            // is said, not fatal.
+            let description = busOptions.busDescription
+            bus.onDisconnect { [quitting] in
+                guard !quitting.get() else { return }
+                note("earshot play: lost the connection to \(description) (the bus closed it or went away); "
+                     + "no longer on MPRIS or in an audio session; playing on")
+            }
         } catch {
             note("earshot play: not published on MPRIS and not in an audio session (\(error))")
         }
@@ -102,9 +114,16 @@ struct Play: AsyncParsableCommand {
         let played = Date().timeIntervalSince(started)
         display.finish()
         if !display.interactive {
-            say(String(format: "played %d item%@ in %.1f s (%d underruns)", display.itemsStarted, display.itemsStarted == 1 ? "" : "s",
+            say(String(format: "played %d item%@ in %.1f s (%d underruns)", display.itemsPlayed, display.itemsPlayed == 1 ? "" : "s",
                        played, AudioEngine.shared.underrunCount))
         }
+        defer {
+            if !display.failures.isEmpty {
+                let count = display.failures.count
+                fail("earshot play: \(count) file\(count == 1 ? "" : "s") could not be played: \(display.failures.joined(separator: ", "))")
+            }
+        }
+        quitting.set(true)
         if connection != nil { try? await session.setActive(false, options: .notifyOthersOnDeactivation) }
         mpris?.unpublish()
         await connection?.flush()
@@ -154,13 +173,16 @@ func wallClockNow() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
-/// Writes a line to standard error.
-func note(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+/// Writes a line to standard error, control characters escaped (``TerminalText``) unless
+/// `escaped` says the line is escaped already, and files given on the command line named
+/// as given (``CommandLineFile``).
+func note(_ line: String, escaped: Bool = false) {
+    let text = CommandLineFile.naming(escaped ? line : TerminalText.escaped(line))
+    FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
-/// Writes a message to standard error and exits with status 1.
-func fail(_ message: String) -> Never {
-    note(message)
+/// Writes a message to standard error (as ``note(_:escaped:)``) and exits with status 1.
+func fail(_ message: String, escaped: Bool = false) -> Never {
+    note(message, escaped: escaped)
     exit(1)
 }

@@ -7,6 +7,10 @@ final class PlayDisplay: @unchecked Sendable {
     let queue: QueuePlayer
     let interactive: Bool
     private(set) var itemsStarted = 0
+    /// The files that could not be played at all (not those cut short: they played).
+    private(set) var failures: [String] = []
+    /// The items that played, wholly or up to a cut.
+    var itemsPlayed: Int { itemsStarted - failures.count }
     private var savedTerminal = termios()
 
     init(queue: QueuePlayer, interactive: Bool) {
@@ -21,7 +25,10 @@ final class PlayDisplay: @unchecked Sendable {
         let events = Task { [queue] in
             for await event in queue.events { self.handle(event) }
         }
-        while !quit.fired && queue.currentItem != nil {
+        // Until the event that says the queue ran out is handled (not merely until the
+        // queue has no current item), so that every event before it, a failure's note
+        // among them, is handled before the run ends.
+        while !quit.fired && !ranOut.get() {
             if interactive { drawStatus() }
             try? await Task.sleep(for: .milliseconds(interactive ? 100 : 50))
         }
@@ -30,6 +37,7 @@ final class PlayDisplay: @unchecked Sendable {
     }
 
     private var sources: [DispatchSourceSignal] = []
+    private let ranOut = Locked(false)
 
     func finish() {
         if interactive {
@@ -42,19 +50,25 @@ final class PlayDisplay: @unchecked Sendable {
     private func handle(_ event: QueuePlayer.Event) {
         switch event {
         case .currentItemChanged(let item?): announce(item)
-        case .currentItemChanged(nil): break
+        case .currentItemChanged(nil): ranOut.set(true)
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
-        case .itemFailed(let item, let reason): note("earshot play: skipped \(item.url.path): \(reason)")
+        case .itemFailed(let item, let reason):
+            failures.append(item.url.path)
+            note("earshot play: skipped \(item.url.path): \(reason)")
+        case .itemEndedEarly(let item, let what): note("earshot play: \(item.url.path): \(what)")
         }
     }
 
     private func announce(_ item: QueuePlayer.Item) {
         itemsStarted += 1
-        let position = (queue.currentIndex.map { $0 + 1 } ?? 0, queue.items.count)
+        // Where the item is in the queue now, not the queue's current index: by the time
+        // the event is handled the queue may have moved on (or run out).
+        let items = queue.items
+        let position = (items.firstIndex(of: item).map { $0 + 1 } ?? 0, items.count)
         let artist = item.artist.map { " — \($0)" } ?? ""
         let line = "playing \(position.0)/\(position.1): \(item.title)\(artist) (\(clock(item.duration)))"
         if interactive {
-            FileHandle.standardOutput.write(Data("\r\u{1B}[K\(line)\n".utf8))
+            FileHandle.standardOutput.write(Data("\r\u{1B}[K\(TerminalText.escaped(line))\n".utf8))
         } else {
             say(line)
         }
@@ -65,7 +79,7 @@ final class PlayDisplay: @unchecked Sendable {
         let level = queue.averagePower()
         let meter = bar(max(level.left, level.right))
         let state = queue.isPlaying ? "▶" : "⏸"
-        let line = "\r\u{1B}[K\(state) \(item.title)  \(clock(queue.currentTime)) / \(clock(item.duration))  \(meter)"
+        let line = "\r\u{1B}[K\(state) \(TerminalText.escaped(item.title))  \(clock(queue.currentTime)) / \(clock(item.duration))  \(meter)"
         FileHandle.standardOutput.write(Data(line.utf8))
     }
 

@@ -56,7 +56,7 @@ struct Publish: AsyncParsableCommand {
         do {
             try MPRISConfiguration(appName: name, identity: "Earshot").validate()
         } catch {
-            throw ValidationError("--name \(name): \(error.message)")
+            throw ValidationError(TerminalText.escaped("--name \(name): \(error.message)"))
         }
         guard length.isFinite, length > 0 else {
             throw ValidationError("--length must be a positive number of seconds, not \(length)")
@@ -64,11 +64,11 @@ struct Publish: AsyncParsableCommand {
         if let art {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: art, isDirectory: &isDirectory) else {
-                throw ValidationError("cannot use --art \(art): no such file")
+                throw ValidationError("cannot use --art \(TerminalText.escaped(art)): no such file")
             }
-            guard !isDirectory.boolValue else { throw ValidationError("cannot use --art \(art): it is a directory") }
+            guard !isDirectory.boolValue else { throw ValidationError("cannot use --art \(TerminalText.escaped(art)): it is a directory") }
             guard FileManager.default.isReadableFile(atPath: art) else {
-                throw ValidationError("cannot use --art \(art): permission denied")
+                throw ValidationError("cannot use --art \(TerminalText.escaped(art)): permission denied")
             }
         }
         for title in titles where title.utf8.contains(0) {
@@ -100,14 +100,14 @@ struct Publish: AsyncParsableCommand {
             let reply = claim ? try await mpris.claimName() : try await mpris.publish()
             say("published \(mpris.busName) as \(connection.uniqueName) (\(reply == .inQueue ? "queued behind its owner" : "owner"))")
         } catch {
-            FileHandle.standardError.write(Data("earshot publish: \(error)\n".utf8))
+            note("earshot publish: \(error)")
             throw ExitCode.failure
         }
 
         let quitting = Locked(false)
         connection.onDisconnect {
             guard !quitting.get() else { return }
-            note("earshot publish: lost the bus connection; nothing left to publish to")
+            note("earshot publish: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); nothing left to publish to")
             Foundation.exit(1)
         }
         await player.run(until: [SIGINT, SIGTERM])

@@ -30,19 +30,25 @@ struct Remote: AsyncParsableCommand {
 
     var seconds: String? { arguments.first }
 
+    /// The largest seek, in seconds, whose microseconds fit an int64 (about 292,000 years).
+    static let maximumSeek = 9_000_000_000_000.0
+
     static let methods = ["play-pause": "PlayPause", "play": "Play", "pause": "Pause", "next": "Next",
                           "previous": "Previous", "stop": "Stop", "seek": "Seek"]
 
     func validate() throws {
         guard Remote.methods[command] != nil else {
-            throw ValidationError("unknown command “\(command)” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
+            throw ValidationError("unknown command “\(TerminalText.escaped(command))” (\(Remote.methods.keys.sorted().joined(separator: ", ")))")
         }
-        guard arguments.count <= 1 else { throw ValidationError("\(command) takes at most one argument, not \(arguments.joined(separator: " "))") }
+        guard arguments.count <= 1 else { throw ValidationError(TerminalText.escaped("\(command) takes at most one argument, not \(arguments.joined(separator: " "))")) }
         if command == "seek" {
             guard let seconds, let value = Double(seconds), value.isFinite else {
                 throw ValidationError("seek needs a number of seconds, such as +10 or -5")
             }
-            _ = value
+            // The offset goes out in microseconds, as an int64.
+            guard abs(value) <= Remote.maximumSeek else {
+                throw ValidationError("seek takes at most \(Int64(Remote.maximumSeek)) seconds either way, not \(seconds)")
+            }
         } else if seconds != nil {
             throw ValidationError("\(command) takes no argument")
         }
@@ -92,8 +98,11 @@ struct Status: AsyncParsableCommand {
             try await printTable(connection)
             guard follow else { return }
             let changed = Locked(false)
-            _ = try await connection.subscribe(MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged",
-                                                         path: ArbiterName.path, arg0: ArbiterName.interface)) { _ in changed.set(true) }
+            // From the arbiter only (the bus resolves the well-known sender to its owner):
+            // any client can emit a PropertiesChanged for the arbiter's path.
+            _ = try await connection.subscribe(MatchRule(sender: ArbiterName.bus, interface: StandardInterface.properties,
+                                                         member: "PropertiesChanged", path: ArbiterName.path,
+                                                         arg0: ArbiterName.interface)) { _ in changed.set(true) }
             _ = try await connection.watchNameOwner(ArbiterName.bus) { _ in changed.set(true) }
             while true {
                 try await Task.sleep(for: .milliseconds(50))
@@ -144,6 +153,9 @@ struct Daemon: AsyncParsableCommand {
             the daemon. Started by D-Bus activation (dbus/org.earshot.AudioSession.service) \
             or the systemd user unit (packaging/earshot-arbiter.service). Runs until SIGINT \
             or SIGTERM.
+
+            EXIT STATUS: 0 after SIGINT or SIGTERM; 1 when the bus cannot be reached or goes \
+            away (the message names the bus), so that a service manager restarts it.
             """
     )
 
@@ -164,11 +176,21 @@ struct Daemon: AsyncParsableCommand {
             fail("earshot daemon: \(error)")
         }
         let stop = QuitSignal()
+        // Set when the bus goes away before a signal asked to stop: a failure, so that a
+        // service manager (systemd's Restart=on-failure) restarts the daemon.
+        let lost = Locked(false)
         let sources = onTerminationSignals { stop.fire() }
-        connection.onDisconnect { stop.fire() }
+        connection.onDisconnect {
+            if !stop.fired { lost.set(true) }
+            stop.fire()
+        }
         while !stop.fired { try await Task.sleep(for: .milliseconds(50)) }
+        _ = sources
+        if lost.get() {
+            fail("earshot daemon: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); "
+                 + "\(ArbiterName.bus) is no longer served")
+        }
         arbiter.stop()
         await connection.flush()
-        _ = sources
     }
 }

@@ -12,7 +12,11 @@ struct Sound: AsyncParsableCommand {
             locale folders, .oga/.ogg/.wav), for example bell, complete, \
             message-new-instant, dialog-warning. A path to a file plays that file.
 
-            EXIT STATUS: 0 when the sound played; 1 when it cannot be found, decoded or played.
+            System sounds are short: a file whose decoded audio would pass 16 MiB (about \
+            43 s of 48 kHz stereo) is refused, naming its length; play it with earshot play.
+
+            EXIT STATUS: 0 when the sound played; 1 when it cannot be found, decoded or played \
+            (the message names the file and the reason).
             """
     )
 
@@ -30,11 +34,12 @@ struct Sound: AsyncParsableCommand {
         // Open the device (connecting to the sound server) while the sound decodes.
         let opening = Thread { try? AudioEngine.shared.openDevice() }
         opening.start()
-        let isFile = sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        let given = CommandLineFile(sound, command: "sound")
+        let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound
         do {
             systemSound = isFile
-                ? try SystemSound(contentsOf: URL(fileURLWithPath: sound))
+                ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
                 : try SystemSound(named: sound, theme: SoundTheme(name: theme))
         } catch {
             fail("earshot sound: \(error)")
@@ -46,6 +51,7 @@ struct Sound: AsyncParsableCommand {
             fail("earshot sound: \(error)")
         }
         while !done.fired { try await Task.sleep(for: .milliseconds(5)) }
-        say(String(format: "played %@ (%@, %.2f s)", sound, systemSound.path, systemSound.duration))
+        // A name given in bytes that are not UTF-8 is shown by its path, which `say` prints as given, escaped.
+        say(String(format: "played %@ (%@, %.2f s)", given.path == sound ? sound : given.path, systemSound.path, systemSound.duration))
     }
 }

@@ -112,7 +112,7 @@ struct SessionMetadataArtTests {
                 return condition(metadata)
             }
         } catch {
-            throw TestFailure("no \(what): Metadata was \(last.value); earshot printed \(player.stdout), stderr: \(player.stderr)")
+            throw TestFailure("never saw \(what): Metadata was \(last.value); earshot printed \(player.stdout), stderr: \(player.stderr)")
         }
         return last.value
     }

@@ -116,21 +116,29 @@ public final class QueuePlayer: Sendable {
     private static let artQueue = DispatchQueue(label: "earshot.queue-player.art", qos: .utility)
 
     /// Finds each item's cover art (embedded, or an image beside the file), writes it to
-    /// ``artCache`` and publishes it when found, in the background.
+    /// ``artCache`` and publishes it, in the background: at once for the current item, and
+    /// once at the end for the others (a long queue's files are not each a signal).
     private func resolveArtwork(for items: [Item]) {
         guard !items.isEmpty else { return }
         QueuePlayer.artQueue.async { [weak self] in
-            var found = false
+            var unpublished = false
             for item in items where item.url.isFileURL {
                 guard let self else { return }
                 guard let art = CoverArt.find(forAudioFileAt: item.url.path),
                       let path = try? QueuePlayer.artCache.store(art) else { continue }
-                self.state.withLock { s in
-                    if s.items.contains(where: { $0.id == item.id }) { s.artwork[item.id] = path }
+                let isCurrent = self.state.withLock { s -> Bool in
+                    guard s.items.contains(where: { $0.id == item.id }) else { return false }
+                    s.artwork[item.id] = path
+                    return s.index.map { s.items[$0].id == item.id } ?? false
                 }
-                found = true
+                if isCurrent {
+                    self.publish()
+                    unpublished = false
+                } else {
+                    unpublished = true
+                }
             }
-            if found { self?.publish() }
+            if unpublished { self?.publish() }
         }
     }
 

@@ -29,7 +29,7 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus"]),
         // Decoding, resampling, time-stretching, mixing and ALSA output. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSpeexDSP", "CRubberBand"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.

@@ -5,9 +5,10 @@ import Glibc
 
 /// The engine's three threads: render (real time), reader (decoding), events (callbacks).
 extension AudioEngine {
-    /// Mixes one period at a time and writes it to ALSA. In the steady state it touches
-    /// only preallocated memory and atomics; the one system call is the ALSA write (plus
-    /// `snd_pcm_delay` for the clock, and a semaphore post when an event is due).
+    /// Mixes one period at a time and writes it to the output. In the steady state it
+    /// touches only preallocated memory and atomics; the system calls are the output's write
+    /// (for the sound server: under libpulse's lock, sleeping until the server asks for
+    /// more) and its delay for the clock, plus a semaphore post when an event is due.
     ///
     /// Three states: *released* (no device: it waits to be handed one), *idle* (the
     /// device is open but nothing plays: once the buffer has played out the stream stops,
@@ -18,9 +19,11 @@ extension AudioEngine {
         let rate = Double(configuration.sampleRate)
         let capacity = 16_384
         let mix = UnsafeMutablePointer<Float>.allocate(capacity: capacity * 2)
-        var output: PCMOutput?
+        var output: (any AudioOutput)?
         var running = false
         var framesWritten: Int64 = 0
+        /// The last delay the output reported: on a failure, what had been heard.
+        var lastDelay = 0
         var gain: Float = 1
         var gainStep: Float = 0
         var gainFramesLeft = 0
@@ -37,10 +40,39 @@ extension AudioEngine {
                 latencyFrames.store(opened.bufferFrames, ordering: .relaxed)
                 running = false
                 idleSince = nil
+                lastDelay = 0
                 continue
             }
 
+            /// The output failed: close it, keep the clock at what was heard, and let the
+            /// event thread pause the voices there and tell the app.
+            func fail(_ result: OutputWriteResult) {
+                openOutput.withLock { $0 = nil }
+                device.close()
+                output = nil
+                running = false
+                streamRunning.store(false, ordering: .releasing)
+                publishClock(frames: Double(framesWritten - Int64(lastDelay)), at: monotonicSeconds())
+                let error: AudioEngineError
+                switch result {
+                case .serverLost(let reason):
+                    error = .soundServerLost(server: device.name, reason: reason)
+                    serverLost.store(true, ordering: .releasing)
+                case .failed(let reason):
+                    error = .deviceLost(device: device.name, reason: reason)
+                case .written, .recovered:
+                    return
+                }
+                deviceFailure.withLock { $0 = error }
+                deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
+                eventSemaphore.signal()
+            }
+
             guard anyVoicePlaying() else {
+                if let failure = device.failure() {
+                    fail(failure)
+                    continue
+                }
                 let now = monotonicSeconds()
                 if running {
                     // Let what is buffered play out (the end of the last sound), then stop.
@@ -59,7 +91,11 @@ extension AudioEngine {
                     output = nil
                     continue
                 }
-                _ = renderWake.wait(seconds: 0.05)
+                // Sleep until a voice starts, the output fails, or something is due: the
+                // sound-stopped event or the release. Nothing wakes while nothing changes.
+                var due = since + configuration.idleRelease - now
+                if let silentIn = silence.secondsUntilStopped(rate: rate) { due = min(due, silentIn) }
+                _ = renderWake.wait(seconds: max(0.001, due + 0.001))
                 continue
             }
             idleSince = nil
@@ -109,19 +145,15 @@ extension AudioEngine {
             switch device.write(mix, frames: frames) {
             case .written: break
             case .recovered: underruns.add(1, ordering: .relaxed)
-            case .failed(let reason):
-                device.close()
-                output = nil
-                running = false
-                streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: Double(framesWritten), at: monotonicSeconds())
-                deviceFailure.withLock { $0 = .deviceLost(device: device.device, reason: reason) }
-                deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
-                eventSemaphore.signal()
+            case let failure:
+                fail(failure)
                 continue
             }
             framesWritten += Int64(frames)
-            if let delay = device.delay() { publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds()) }
+            if let delay = device.delay() {
+                lastDelay = delay
+                publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds())
+            }
         }
     }
 
@@ -146,13 +178,14 @@ extension AudioEngine {
 
     /// Closes the device after the idle time unless a voice started meanwhile (a
     /// `start()` on another thread then waits for the close and opens it again).
-    private func releaseDevice(_ device: PCMOutput) -> Bool {
+    private func releaseDevice(_ device: any AudioOutput) -> Bool {
         guard deviceState.compareExchange(expected: DeviceState.open.rawValue, desired: DeviceState.closing.rawValue,
                                           ordering: .acquiringAndReleasing).exchanged else { return false }
         if anyVoicePlaying() {
             deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
             return false
         }
+        openOutput.withLock { $0 = nil }
         device.close()
         deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
         return true
@@ -225,11 +258,21 @@ extension AudioEngine {
                 defer { failure = nil }
                 return failure
             }
-            for voice in voices.withLock({ Array($0.values) }) {
-                if let lost, voice.state == .playing {
-                    voice.pause()
-                    voice.onError.withLock { $0 }?(lost)
+            // Pause where the listener was: the render thread left the clock at what had
+            // been heard, so a voice's position is there, not at what was mixed.
+            let pausedAt = lost == nil ? [] : voices.withLock { Array($0.values) }.filter { $0.state == .playing || $0.state == .queued }
+                .map { (voice: $0, time: $0.currentTime) }
+            for (voice, time) in pausedAt {
+                voice.pause()
+                voice.seek(to: time)
+            }
+            if let lost {
+                for (voice, _) in pausedAt { voice.onError.withLock { $0 }?(lost) }
+                if serverLost.exchange(false, ordering: .acquiringAndReleasing) {
+                    for observer in resetObservers.withLock({ Array($0.values) }) { observer() }
                 }
+            }
+            for voice in voices.withLock({ Array($0.values) }) {
                 if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                     // Rewind at once (a replay starts from the top); report when heard.
                     let error = voice.decodeError.withLock { $0 }
@@ -283,6 +326,12 @@ struct SilenceTracker {
         let frames = Int(max(0, now - lastIdleCheck) * rate)
         lastIdleCheck = now
         return addSilence(frames) == .stopped
+    }
+
+    /// While idle: seconds until the silence that ends a sound is complete, or nil when no
+    /// sound is going on.
+    func secondsUntilStopped(rate: Double) -> Double? {
+        silentFrames < threshold ? Double(threshold - silentFrames) / rate : nil
     }
 
     private mutating func addSilence(_ frames: Int) -> Change {

@@ -71,12 +71,14 @@ extension Voice {
 
     public var isPlaying: Bool { playState.load(ordering: .acquiring) == PlayState.playing.rawValue }
 
-    /// The playback position in seconds of the file's timeline.
+    /// The playback position in seconds of the file's timeline: what is heard now, by the
+    /// output's timing (a sound server's includes its latency), not what was last mixed.
     public var currentTime: Double {
         if seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring) {
             return seekTarget.value
         }
-        return position.value
+        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        return clock.mediaTime(atFrame: heard) ?? position.value
     }
 
     /// Moves the position (also while playing); clamped to 0…duration.

@@ -59,7 +59,10 @@ public final class Voice: @unchecked Sendable {
     static let primeFrames = 4096
 
     // Render → app.
+    /// The media time of the ring's read position: what was last *mixed*.
     let position = AtomicDouble(0)
+    /// Media time against engine frames, for the position that is *heard*.
+    let clock = VoiceClock()
     let meterPeakLeft = AtomicFloat(0)
     let meterPeakRight = AtomicFloat(0)
     let meterMeanSquareLeft = AtomicFloat(0)
@@ -82,6 +85,8 @@ public final class Voice: @unchecked Sendable {
     var renderGainFramesLeft = 0
     var renderVolumeGeneration: UInt32 = 0
     var renderMark = Mark(ringFrame: 0, mediaTime: 0, mediaPerFrame: 0, isEnd: false)
+    /// The last non-zero media seconds per frame (an end mark has none).
+    var renderPerFrame: Double
     /// Whether the voice has mixed a frame since it was (re)started: until then it waits
     /// for the reader to have ``primed`` the ring (a play without prepare starts a little
     /// late, as with AVAudioPlayer), and an empty ring is not a dropout.
@@ -105,6 +110,7 @@ public final class Voice: @unchecked Sendable {
         self.engine = engine
         let rate = engine.configuration.sampleRate
         ring = FrameRing(channels: 2, capacityFrames: rate / 2)
+        renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
     }
 
@@ -183,6 +189,11 @@ public final class Voice: @unchecked Sendable {
         renderGainFramesLeft = gainFramesLeft
         if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
         publishPosition()
+        if got > 0 {
+            if renderMark.mediaPerFrame > 0 { renderPerFrame = renderMark.mediaPerFrame }
+            clock.record(VoiceClock.Anchor(endFrame: firstFrame + Int64(offset + got), endMedia: position.value,
+                                           perFrame: renderPerFrame, frames: Int64(got)))
+        }
 
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {

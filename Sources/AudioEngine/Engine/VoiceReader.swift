@@ -83,6 +83,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
             voice.renderHasStarted = false
             voice.position.store(target)
+            voice.clock.clear()
             voice.ringOwner.store(0, ordering: .releasing)
             generation = requested
             rateSeen = rate

@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
-        .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "TestSupport"]),
+        .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "CPulse", "TestSupport"]),
         .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),

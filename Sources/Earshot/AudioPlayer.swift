@@ -80,6 +80,9 @@ public final class AudioPlayer: Sendable {
                     self.continuation.yield(.decodeError(error))
                     self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
                 } else if let error = error as? AudioEngineError {
+                    // The output failed under the player: the engine paused it where it was
+                    // heard; its owner (a queue) must stop saying it plays.
+                    self.sessionObserver.withLock { $0 }?(.paused(.deviceLost))
                     self.continuation.yield(.deviceError(error))
                 }
             })

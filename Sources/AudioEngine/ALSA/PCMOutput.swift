@@ -106,6 +106,12 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         snd_pcm_prepare(handle)
     }
 
+    func flush() -> Int {
+        snd_pcm_drop(handle)
+        snd_pcm_prepare(handle)
+        return 0
+    }
+
     /// ALSA reports failures on write; an idle PCM has none to report.
     func failure() -> OutputWriteResult? { nil }
 

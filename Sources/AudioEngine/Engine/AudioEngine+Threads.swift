@@ -74,9 +74,24 @@ extension AudioEngine {
                     continue
                 }
                 let now = monotonicSeconds()
-                if running {
+                if running, flushRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                    // Paused or stopped: drop what is buffered, so the pause is heard now, and
+                    // put the paused voices back to the last frame the listener will hear.
+                    let heard = deviceCurrentTime * rate
+                    let before = monotonicSeconds()
+                    let remaining = device.flush()
+                    let after = monotonicSeconds()
+                    let end = heard + (after - before) * rate + Double(remaining)
+                    publishClock(frames: end - Double(remaining), at: after)
+                    running = false
+                    streamRunning.store(false, ordering: .releasing)
+                    rewindPausedVoices(toFrame: end)
+                    idleSince = after
+                    silence.lastIdleCheck = after
+                } else if running {
                     // Let what is buffered play out (the end of the last sound), then stop.
                     // A voice started meanwhile waits at most this drain.
+                    flushRequested.store(false, ordering: .relaxed)
                     device.drainAndPrepare()
                     publishClock(frames: Double(framesWritten), at: monotonicSeconds())
                     running = false
@@ -165,6 +180,32 @@ extension AudioEngine {
     private func soundStopped() {
         soundStops.add(1, ordering: .releasing)
         eventSemaphore.signal()
+    }
+
+    /// After a flush: each voice paused since it last played goes back to the media time
+    /// heard at `frame`, so that it resumes where the listener left it, with nothing lost.
+    /// Atomics and a semaphore post only (the seek is applied by the reader).
+    private func rewindPausedVoices(toFrame frame: Double) {
+        for slot in slots {
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
+            let voice = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+            guard voice.rewindOnFlush.exchange(false, ordering: .acquiringAndReleasing),
+                  voice.playState.load(ordering: .acquiring) == Voice.PlayState.paused.rawValue,
+                  let time = voice.clock.mediaTime(atFrame: frame) else { continue }
+            voice.seek(to: time)
+        }
+    }
+
+    /// Whether a voice other than `voice` is playing or queued.
+    func anyVoicePlaying(besides voice: Voice) -> Bool {
+        let own = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
+        return slots.contains { slot in
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, bits != own, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
+            let state = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue().playState.load(ordering: .acquiring)
+            return state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue
+        }
     }
 
     /// Whether a voice is playing (or queued to start at a future frame).
@@ -267,6 +308,11 @@ extension AudioEngine {
                 voice.seek(to: time)
             }
             if let lost {
+                if configuration.logsOutputChoice {
+                    let times = pausedAt.map { String(Int($0.time * 1000)) + " ms" }.joined(separator: ", ")
+                    let line = "earshot: audio output lost: \(lost)" + (pausedAt.isEmpty ? "" : "; paused at \(times)") + "\n"
+                    _ = line.withCString { write(2, $0, strlen($0)) }
+                }
                 for (voice, _) in pausedAt { voice.onError.withLock { $0 }?(lost) }
                 if serverLost.exchange(false, ordering: .acquiringAndReleasing) {
                     for observer in resetObservers.withLock({ Array($0.values) }) { observer() }

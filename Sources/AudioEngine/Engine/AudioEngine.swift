@@ -89,6 +89,9 @@ public final class AudioEngine: @unchecked Sendable {
     let processGainRampFrames = Atomic<Int>(0)
     let processGainGeneration = Atomic<UInt32>(0)
 
+    /// A voice paused or stopped while the others were silent: when nothing plays any more,
+    /// drop what is buffered rather than letting it play out (a pause is heard at once).
+    let flushRequested = Atomic<Bool>(false)
     let underruns = Atomic<Int>(0)
     let soundStarts = Atomic<Int>(0)
     let soundStops = Atomic<Int>(0)

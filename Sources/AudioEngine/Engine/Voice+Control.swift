@@ -19,6 +19,7 @@ extension Voice {
     /// - Throws: ``AudioEngineError`` when the device cannot be opened or too many
     ///   sources play; the voice is then paused.
     public func play(atDeviceTime deviceTime: Double? = nil) throws(AudioEngineError) {
+        rewindOnFlush.store(false, ordering: .releasing)
         prepare()
         try engine.attach(self)
         let frame = deviceTime.map { Int64(($0 * Double(engine.configuration.sampleRate)).rounded()) } ?? Int64.min
@@ -51,17 +52,25 @@ extension Voice {
                                            ordering: .acquiringAndReleasing)
     }
 
-    /// Pauses, keeping the buffered audio and the position.
+    /// Pauses, keeping the position. When nothing else plays, the sound stops at once (what
+    /// the output buffered is dropped, and the voice resumes from what was heard); while
+    /// other voices play, what was mixed of it still plays out.
     public func pause() {
         let state = playState.load(ordering: .acquiring)
         if state == PlayState.playing.rawValue || state == PlayState.queued.rawValue {
+            if state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) {
+                rewindOnFlush.store(true, ordering: .releasing)
+                engine.flushRequested.store(true, ordering: .releasing)
+            }
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            engine.renderWake.signal()
         }
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
     public func stop() {
         clearSuccessor()
+        if isPlaying, !engine.anyVoicePlaying(besides: self) { engine.flushRequested.store(true, ordering: .releasing) }
         playState.store(PlayState.stopped.rawValue, ordering: .releasing)
         prepared.store(false, ordering: .releasing)
         resetLoopsRequested.store(true, ordering: .releasing)

@@ -47,6 +47,9 @@ public final class Voice: @unchecked Sendable {
     /// Whether the reader keeps the ring filled (set by prepare and play, cleared by stop).
     let prepared = Atomic<Bool>(false)
     let resetLoopsRequested = Atomic<Bool>(false)
+    /// Paused while nothing else played: when the engine drops the buffered audio, the
+    /// voice goes back to what was heard.
+    let rewindOnFlush = Atomic<Bool>(false)
     /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
     let ringOwner = Atomic<Int>(0)
     /// The reader has buffered ``primeFrames`` (or the whole rest of the file) since the

@@ -18,6 +18,10 @@ protocol AudioOutput: AnyObject, Sendable {
     func delay() -> Int?
     /// Waits until everything written has been heard; the next write starts the stream again.
     func drainAndPrepare()
+    /// Drops what is buffered and not yet played, as far as the device or server can
+    /// (a sink's own rendered block may still play), and makes the stream ready to start
+    /// again on the next write. Returns the frames that still play after the call.
+    func flush() -> Int
     /// Whether the output failed while idle (the server went away, the stream was killed),
     /// and why. Checked by the render thread when it wakes.
     func failure() -> OutputWriteResult?

@@ -48,6 +48,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Set once by `close`, which frees the mainloop: nothing may lock it afterwards.
     private let closed = Atomic<Bool>(false)
     private var underflowsSeen = 0
+    /// Set by a drain or flush: the stream's own underflow at the end of a sound may be
+    /// reported late, so the next write starts counting afresh.
+    private var restarting = false
     let server: String
     let sampleRate: Int
     let periodFrames: Int
@@ -88,6 +91,14 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             throw .noServer("cannot start libpulse's thread")
         }
 
+        // libpulse's thread answers the server's requests for the render thread: it gets the
+        // same real-time priority, where the process may have it, so that a loaded machine
+        // does not starve the stream.
+        pa_mainloop_api_once(api, { _, _ in
+            var parameters = sched_param()
+            parameters.sched_priority = 10
+            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
+        }, nil)
         pa_threaded_mainloop_lock(mainloop)
         // A server that accepts the connection and then never answers (stopped, hung) must
         // not hang the caller: a timer ends the wait.
@@ -199,6 +210,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
+        if restarting {
+            restarting = false
+            underflowsSeen = signals.underflows.load(ordering: .relaxed)
+        }
         var offset = 0
         let frameBytes = 2 * MemoryLayout<Float>.size
         while offset < frames {
@@ -239,7 +254,29 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
         pa_operation_unref(operation)
         // The drain's own underflow is the end of the sound, not a dropout.
-        underflowsSeen = signals.underflows.load(ordering: .relaxed)
+        restarting = true
+    }
+
+    func flush() -> Int {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard lockedFailure() == nil else { return 0 }
+        let userdata = Unmanaged.passUnretained(signals).toOpaque()
+        // The flush moves the server's write index back to its read index; the timing
+        // update after it tells how much the sink had already rendered (it still plays).
+        for operation in [pa_stream_flush(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata),
+                          pa_stream_update_timing_info(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)] {
+            guard let operation else { continue }
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
+                pa_threaded_mainloop_wait(mainloop)
+            }
+            pa_operation_unref(operation)
+        }
+        restarting = true
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
+        return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
     }
 
     func failure() -> OutputWriteResult? {

@@ -1,0 +1,168 @@
+import AudioEngine
+import Foundation
+import Testing
+import TestSupport
+
+/// The engine's output through the sound server (libpulse), captured from the shared
+/// PulseAudio server's null sink: what the stream says about itself, which output is
+/// chosen, the clock against what the sink played, and faults (a killed stream).
+@Suite("AudioEngine through the sound server", .serialized)
+struct SoundServerTests {
+    /// `pactl list sink-inputs`, as one property list per stream.
+    static func sinkInputProperties(_ server: PulseAudioServer) throws -> [[String: String]] {
+        var result: [[String: String]] = []
+        for line in try server.pactl("list", "sink-inputs").split(separator: "\n") {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("Sink Input #") {
+                result.append(["index": String(text.dropFirst("Sink Input #".count))])
+            } else if let equals = text.range(of: " = "), !result.isEmpty {
+                let key = String(text[..<equals.lowerBound])
+                let value = String(text[equals.upperBound...]).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                result[result.count - 1][key] = value
+            }
+        }
+        return result
+    }
+
+    /// This process's newest stream (an idle engine of an earlier test may still have one),
+    /// with `application.name` starting with `name` when given.
+    static func ownStream(_ server: PulseAudioServer, named name: String? = nil) throws -> [String: String]? {
+        try sinkInputProperties(server).last { stream in
+            guard stream["application.process.id"] == String(getpid()) else { return false }
+            guard let name else { return true }
+            return stream["application.name"]?.hasPrefix(name) == true
+        }
+    }
+
+    static func engine(identity: AudioEngine.StreamIdentity = .init(), device: String? = nil) -> AudioEngine {
+        var configuration = AudioEngine.Configuration(device: device)
+        configuration.identity = identity
+        configuration.idleRelease = 0.5
+        return AudioEngine(configuration: configuration)
+    }
+
+    static func voice(_ engine: AudioEngine, _ path: String) throws -> Voice {
+        try engine.makeVoice(for: AudioFile(contentsOf: path))
+    }
+
+    @Test("the stream carries the app's name, id, icon, process and role; media.name follows")
+    func streamIdentity() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine(identity: .init(applicationName: "Sound Server Test", applicationID: "org.example.soundtest",
+                                                     iconName: "earshot-test", role: .event))
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 1.5))
+            defer { voice.dispose() }
+            try voice.play()
+            guard case .soundServer = engine.outputKind else {
+                Issue.record("with a server answering, the engine chose \(String(describing: engine.outputKind))")
+                return
+            }
+            let stream = try #require(try Self.ownStream(server, named: "Sound Server Test"), "no sink input of this process")
+            #expect(stream["application.name"] == "Sound Server Test")
+            #expect(stream["application.id"] == "org.example.soundtest")
+            #expect(stream["application.icon_name"] == "earshot-test")
+            #expect(stream["media.role"] == "event")
+            #expect(stream["media.name"] == "Sound Server Test")
+
+            var identity = engine.streamIdentity
+            identity.mediaName = "Track Two"
+            engine.streamIdentity = identity
+            try await eventually("media.name to follow", timeout: 2) { try Self.ownStream(server, named: "Sound Server Test")?["media.name"] == "Track Two" }
+        }
+    }
+
+    @Test("an ALSA device named in the configuration plays through ALSA, not the server")
+    func namedALSADevice() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine(device: "default")
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 1))
+            defer { voice.dispose() }
+            try voice.play()
+            #expect(engine.outputKind == .alsa(device: "default"))
+            // Through ALSA's pulse plugin the stream has the plugin's name.
+            let stream = try #require(try Self.ownStream(server, named: "ALSA plug-in"), "no stream through ALSA's pulse plugin")
+            #expect(stream["media.role"] == nil, "\(stream)")
+        }
+    }
+
+    @Test("a pause is heard at once, and currentTime then equals what the sink played, within 10 ms")
+    func pausedPositionMatchesCapture() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine()
+            let voice = try Self.voice(engine, TestSignals.sine(frequency: 600, duration: 4))
+            defer { voice.dispose() }
+            let capture = try Capture(server: server)
+            var atPause = 0.0, settled = 0.0
+            let audio = try await capture.record {
+                try voice.play()
+                try await Task.sleep(for: .milliseconds(1300))
+                atPause = voice.currentTime
+                voice.pause()
+                try await Task.sleep(for: .milliseconds(300))
+                settled = voice.currentTime
+            }
+            // A loaded machine may starve the stream for a moment (an underrun is a gap in the
+            // capture, not lost media): what was heard is the sum of the sounding regions.
+            let regions = audio.activeRegions()
+            try #require(!regions.isEmpty)
+            let heard = regions.totalDuration
+            print(String(format: "SoundServer: heard %.4f s; currentTime %.4f s at the pause call, %.4f s after", heard, atPause, settled))
+            #expect(abs(settled - heard) <= 0.010, "currentTime \(settled) s, the sink played \(heard) s")
+            // What was buffered is dropped: the sound stops within 30 ms of the call.
+            #expect(heard - atPause <= 0.030, "the sound went on \(heard - atPause) s after pause()")
+            #expect(heard - atPause >= -0.002, "currentTime was ahead of the sound at the pause: \(atPause) s, heard \(heard) s")
+        }
+    }
+
+    @Test("after a pause, play resumes where the sound stopped: nothing lost, nothing repeated")
+    func resumeAfterPauseIsSeamless() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine()
+            let path = try TestSignals.steppedTone(steps: 4)
+            let voice = try Self.voice(engine, path)
+            defer { voice.dispose() }
+            let capture = try Capture(server: server)
+            let audio = try await capture.record {
+                try voice.play()
+                try await Task.sleep(for: .milliseconds(900))
+                voice.pause()
+                try await Task.sleep(for: .milliseconds(400))
+                try voice.play()
+                try await eventually("the voice to finish", timeout: 10) { !voice.isPlaying }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let regions = audio.activeRegions()
+            try #require(regions.count == 2, "\(regions)")
+            #expect(abs(regions.totalDuration - voice.duration) <= 0.012, "\(regions) for \(voice.duration) s")
+        }
+    }
+
+    @Test("a stream killed by the server is a clear error at once; the voice pauses; the next play works")
+    func killedStream() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine(identity: .init(applicationName: "Killed Stream Test"))
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 3))
+            defer { voice.dispose() }
+            let failure = Locked<String?>(nil)
+            voice.setHandlers(onFinished: nil, onError: { error in failure.withLock { $0 = "\(error)" } })
+            try voice.play()
+            try await Task.sleep(for: .milliseconds(500))
+            let index = try #require(try Self.ownStream(server, named: "Killed Stream Test")?["index"].flatMap { UInt32($0) })
+            let killed = Date()
+            try PulseControl.killSinkInput(index)
+            try await eventually("the error", timeout: 2) { failure.value != nil }
+            #expect(Date().timeIntervalSince(killed) < 0.5)
+            #expect(failure.value?.contains("removed the stream") == true, "\(failure.value ?? "")")
+            #expect(!voice.isPlaying)
+            #expect(!engine.isDeviceOpen)
+            let pausedAt = voice.currentTime
+            #expect(pausedAt > 0.3 && pausedAt < 0.8, "paused at \(pausedAt) s")
+
+            try voice.play()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(voice.isPlaying)
+            #expect(try Self.ownStream(server, named: "Killed Stream Test").map { $0["index"] != String(index) } == true, "a new stream plays")
+            #expect(voice.currentTime > pausedAt, "it went on from \(pausedAt) s: \(voice.currentTime) s")
+        }
+    }
+}

@@ -166,3 +166,67 @@ struct SoundServerTests {
         }
     }
 }
+
+/// The sound server restarts under a playing engine: a private server of the test's own,
+/// killed and started again on the same socket.
+@Suite("AudioEngine when the sound server restarts")
+struct SoundServerRestartTests {
+    @Test("the voice pauses where it was heard, the app hears of the reset, and the next play plays on the new server")
+    func serverRestartsMidPlay() async throws {
+        let server = try PulseAudioServer(sinkName: "restart_test")
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = server.address
+        configuration.identity = .init(applicationName: "Restart Test")
+        let engine = AudioEngine(configuration: configuration)
+        let resets = Locked(0)
+        engine.onOutputReset { resets.withLock { $0 += 1 } }
+        let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(duration: 4)))
+        defer { voice.dispose() }
+        let failure = Locked<String?>(nil)
+        voice.setHandlers(onFinished: nil, onError: { error in failure.withLock { $0 = "\(error)" } })
+        try voice.play()
+        #expect(engine.outputKind.map { if case .soundServer = $0 { true } else { false } } == true)
+        try await Task.sleep(for: .milliseconds(800))
+
+        let before = voice.currentTime
+        try server.restart()
+        try await eventually("the engine to notice", timeout: 2) { failure.value != nil }
+        #expect(failure.value?.contains("went away") == true, "\(failure.value ?? "")")
+        #expect(resets.value == 1)
+        #expect(!voice.isPlaying, "nothing plays that the app thinks is playing")
+        let pausedAt = voice.currentTime
+        // Where it was heard: after what was heard before the kill, and not past what the
+        // old server could have buffered (the engine's output latency).
+        #expect(pausedAt >= before && pausedAt <= before + 0.25, "paused at \(pausedAt) s; \(before) s was heard before the kill")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(abs(voice.currentTime - pausedAt) < 0.001, "the position stays while paused")
+
+        let capture = try Capture(server: server)
+        let audio = try await capture.record {
+            try voice.play()
+            try await Task.sleep(for: .milliseconds(600))
+            #expect(voice.isPlaying)
+            voice.pause()
+        }
+        let heard = audio.activeRegions().totalDuration
+        #expect(heard > 0.4, "the new server hears the voice: \(heard) s")
+        #expect(abs(voice.currentTime - pausedAt - heard) < 0.015, "it went on from \(pausedAt) s: \(voice.currentTime) s after \(heard) s heard")
+    }
+
+    @Test("no server and no ALSA device: a clear error, quickly")
+    func noServerNoDevice() throws {
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = "unix:/nonexistent/earshot/pulse/native"
+        configuration.device = "earshot_no_such_device"
+        let engine = AudioEngine(configuration: configuration)
+        let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(duration: 0.2)))
+        defer { voice.dispose() }
+        let start = Date()
+        #expect(throws: AudioEngineError.self) { try voice.play() }
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(!voice.isPlaying)
+        do { try voice.play() } catch {
+            #expect("\(error)".contains("earshot_no_such_device"), "\(error)")
+        }
+    }
+}

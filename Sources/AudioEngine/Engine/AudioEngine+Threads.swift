@@ -51,8 +51,11 @@ extension AudioEngine {
                 device.close()
                 output = nil
                 running = false
+                // What had been heard by now: the clock interpolated from the last timing,
+                // never past what was written.
+                let heard = min(deviceCurrentTime * rate, Double(framesWritten))
                 streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: Double(framesWritten - Int64(lastDelay)), at: monotonicSeconds())
+                publishClock(frames: max(heard, Double(framesWritten - Int64(lastDelay))), at: monotonicSeconds())
                 let error: AudioEngineError
                 switch result {
                 case .serverLost(let reason):

@@ -20,6 +20,10 @@ public final class AudioEngine: @unchecked Sendable {
         /// Where to play. ``OutputChoice/automatic`` unless an ALSA device was named (as
         /// `device` or in `EARSHOT_AUDIO_DEVICE`), which means ``OutputChoice/alsa``.
         public var output: OutputChoice
+        /// The sound server to connect to (`unix:/run/user/1000/pulse/native`, `tcp:host`),
+        /// or nil for libpulse's default (`PULSE_SERVER`, the client configuration, the
+        /// user's runtime folder).
+        public var soundServer: String?
         /// How the stream presents itself to the sound server (see ``AudioEngine/streamIdentity``).
         public var identity = StreamIdentity()
         /// Whether the engine says on standard error which output it chose (once, and when

@@ -100,7 +100,7 @@ extension AudioEngine {
         var fallbackReason: String?
         if configuration.output != .alsa {
             do {
-                let output = try PulseOutput(identity: streamIdentity, sampleRate: configuration.sampleRate,
+                let output = try PulseOutput(server: configuration.soundServer, identity: streamIdentity, sampleRate: configuration.sampleRate,
                                              periodFrames: configuration.periodFrames,
                                              bufferFrames: configuration.periodFrames * configuration.periods, wake: renderWake)
                 noteOutput(output.kind, reason: nil)

@@ -59,10 +59,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     var name: String { server }
     var kind: AudioEngine.OutputKind { .soundServer(server: server) }
 
-    /// Connects to the default server (`PULSE_SERVER`, the client configuration, or the
-    /// user's runtime folder) and opens a stereo Float32 stream at `sampleRate` on the
+    /// Connects to `address`, or the default server (`PULSE_SERVER`, the client
+    /// configuration, or the user's runtime folder) and opens a stereo Float32 stream at `sampleRate` on the
     /// default sink, asking for `periodFrames` per server request and `bufferFrames` in all.
-    init(identity: AudioEngine.StreamIdentity, sampleRate: Int, periodFrames: Int, bufferFrames: Int,
+    init(server address: String? = nil, identity: AudioEngine.StreamIdentity, sampleRate: Int, periodFrames: Int, bufferFrames: Int,
          wake: Semaphore, connectTimeout: Double = 3) throws(OpenError) {
         guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
         let signals = Signals(mainloop: mainloop, wake: wake)
@@ -77,7 +77,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_context_set_state_callback(context, { _, userdata in
             PulseOutput.signal(userdata)
         }, userdata)
-        guard pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        guard connected >= 0 else {
             let reason = PulseOutput.error(context)
             pa_context_unref(context)
             pa_threaded_mainloop_free(mainloop)

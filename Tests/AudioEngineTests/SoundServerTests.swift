@@ -131,8 +131,11 @@ struct SoundServerTests {
                 try await eventually("the voice to finish", timeout: 10) { !voice.isPlaying }
                 try await Task.sleep(for: .milliseconds(200))
             }
+            // Two regions, the pause between them (a loaded machine may add an underrun's gap:
+            // a gap, not lost media).
             let regions = audio.activeRegions()
-            try #require(regions.count == 2, "\(regions)")
+            try #require(regions.count >= 2, "\(regions)")
+            #expect(regions.gaps.contains { $0 > 0.35 && $0 < 0.41 }, "the pause: \(regions)")
             #expect(abs(regions.totalDuration - voice.duration) <= 0.012, "\(regions) for \(voice.duration) s")
         }
     }

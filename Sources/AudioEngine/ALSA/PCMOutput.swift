@@ -112,6 +112,9 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         return 0
     }
 
+    /// A blocking ALSA write lasts at most a period; it is not cut short.
+    func interruptWrite() {}
+
     /// ALSA reports failures on write; an idle PCM has none to report.
     func failure() -> OutputWriteResult? { nil }
 

@@ -63,7 +63,7 @@ extension AudioEngine {
                     serverLost.store(true, ordering: .releasing)
                 case .failed(let reason):
                     error = .deviceLost(device: device.name, reason: reason)
-                case .written, .recovered:
+                case .written, .recovered, .interrupted:
                     return
                 }
                 deviceFailure.withLock { $0 = error }
@@ -77,7 +77,11 @@ extension AudioEngine {
                     continue
                 }
                 let now = monotonicSeconds()
-                if running, flushRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                let flush = flushRequested.exchange(false, ordering: .acquiringAndReleasing)
+                defer {
+                    if flush { for _ in 0..<flushWaiters.exchange(0, ordering: .acquiringAndReleasing) { flushDone.signal() } }
+                }
+                if running, flush {
                     // Paused or stopped: drop what is buffered, so the pause is heard now, and
                     // put the paused voices back to the last frame the listener will hear.
                     let heard = deviceCurrentTime * rate
@@ -89,14 +93,15 @@ extension AudioEngine {
                     running = false
                     streamRunning.store(false, ordering: .releasing)
                     rewindPausedVoices(toFrame: end)
+                    eventSemaphore.signal()
                     idleSince = after
                     silence.lastIdleCheck = after
                 } else if running {
                     // Let what is buffered play out (the end of the last sound), then stop.
                     // A voice started meanwhile waits at most this drain.
-                    flushRequested.store(false, ordering: .relaxed)
                     device.drainAndPrepare()
                     publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                    eventSemaphore.signal()
                     running = false
                     streamRunning.store(false, ordering: .releasing)
                     idleSince = now
@@ -163,6 +168,10 @@ extension AudioEngine {
             switch device.write(mix, frames: frames) {
             case .written: break
             case .recovered: underruns.add(1, ordering: .relaxed)
+            case .interrupted:
+                // A pause cut the write short: the flush comes next, and the clock stays
+                // as the server last told it.
+                continue
             case let failure:
                 fail(failure)
                 continue
@@ -260,14 +269,19 @@ extension AudioEngine {
             let list = voices.withLock { Array($0.values) }
             // Round-robin, two blocks a voice a round, so that voices starting together
             // all get audio before any is filled to the brim.
-            var wrote = false
             var wroteThisRound = true
             while wroteThisRound {
                 wroteThisRound = false
                 for voice in list where voice.reader.fill(voice, maxBlocks: 2) { wroteThisRound = true }
-                wrote = wrote || wroteThisRound
             }
-            _ = readerWake.wait(seconds: wrote ? 0.002 : 0.01)
+            // Sleep until woken (a prepare, play, seek or rate change; the render thread when a
+            // ring falls below half), unless a voice still has work that could not be done
+            // (its ring was being mixed): then try again shortly. Nothing wakes while idle.
+            if list.contains(where: { $0.reader.needsWork($0) }) {
+                _ = readerWake.wait(seconds: 0.002)
+            } else {
+                readerWake.wait()
+            }
         }
     }
 
@@ -280,8 +294,20 @@ extension AudioEngine {
         var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
         let rate = Double(configuration.sampleRate)
         while true {
-            let nextDue = finishing.map { Double($0.endFrame) / rate - deviceCurrentTime }.min()
-            _ = eventSemaphore.wait(seconds: max(0.001, min(0.05, nextDue ?? 0.05)))
+            // Sleep until signalled (a sound start or stop, a finished voice, a failure, a drain)
+            // or until the next finish or start is due to be heard; nothing wakes while idle.
+            let now = deviceCurrentTime
+            var dues = finishing.map { Double($0.endFrame) / rate - now }
+            for voice in voices.withLock({ Array($0.values) }) {
+                let frame = voice.heardStartFrame.load(ordering: .acquiring)
+                if frame != Int64.min { dues.append(Double(frame) / rate - now) }
+            }
+            if let next = dues.min() {
+                // Past due but waiting for the drain: the render thread signals when it is done.
+                _ = eventSemaphore.wait(seconds: next > 0 ? min(next + 0.0005, 1) : 0.1)
+            } else {
+                eventSemaphore.wait()
+            }
             let starts = soundStarts.load(ordering: .acquiring)
             let stops = soundStops.load(ordering: .acquiring)
             // Starts and stops alternate (start, stop, start…): replay them in order.
@@ -307,7 +333,8 @@ extension AudioEngine {
             let pausedAt = lost == nil ? [] : voices.withLock { Array($0.values) }.filter { $0.state == .playing || $0.state == .queued }
                 .map { (voice: $0, time: $0.currentTime) }
             for (voice, time) in pausedAt {
-                voice.pause()
+                // The output is gone: nothing to flush or wait for.
+                voice.playState.store(Voice.PlayState.paused.rawValue, ordering: .releasing)
                 voice.seek(to: time)
             }
             if let lost {
@@ -321,7 +348,13 @@ extension AudioEngine {
                     for observer in resetObservers.withLock({ Array($0.values) }) { observer() }
                 }
             }
+            let heardNow = deviceCurrentTime * rate
             for voice in voices.withLock({ Array($0.values) }) {
+                let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
+                if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
+                   voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                    voice.onStarted.withLock { $0 }?()
+                }
                 if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                     // Rewind at once (a replay starts from the top); report when heard.
                     let error = voice.decodeError.withLock { $0 }

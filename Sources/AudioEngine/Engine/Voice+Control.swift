@@ -53,18 +53,25 @@ extension Voice {
     }
 
     /// Pauses, keeping the position. When nothing else plays, the sound stops at once (what
-    /// the output buffered is dropped, and the voice resumes from what was heard); while
-    /// other voices play, what was mixed of it still plays out.
+    /// the output buffered is dropped, and the voice resumes from what was heard), and the
+    /// call returns once that is done (a few milliseconds: the render thread's flush), so
+    /// that ``currentTime`` is then where the sound stopped. While other voices play, what
+    /// was mixed of it still plays out.
     public func pause() {
         let state = playState.load(ordering: .acquiring)
-        if state == PlayState.playing.rawValue || state == PlayState.queued.rawValue {
-            if state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) {
-                rewindOnFlush.store(true, ordering: .releasing)
-                engine.flushRequested.store(true, ordering: .releasing)
-            }
+        guard state == PlayState.playing.rawValue || state == PlayState.queued.rawValue else { return }
+        guard state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) else {
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
-            engine.renderWake.signal()
+            return
         }
+        rewindOnFlush.store(true, ordering: .releasing)
+        engine.flushWaiters.add(1, ordering: .acquiringAndReleasing)
+        engine.flushRequested.store(true, ordering: .releasing)
+        playState.store(PlayState.paused.rawValue, ordering: .releasing)
+        engine.openOutput.withLock { $0?.interruptWrite() }
+        engine.renderWake.signal()
+        // Bounded: the render thread flushes as soon as its write returns.
+        _ = engine.flushDone.wait(seconds: 0.05)
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
@@ -159,6 +166,12 @@ extension Voice {
 
     /// Times the ring ran dry while playing (the reader could not keep up).
     public var dropoutCount: Int { dropouts.load(ordering: .relaxed) }
+
+    /// Sets the callback called (on the engine's event thread) when the voice's first frame
+    /// after a play or resume is heard.
+    public func setStartHandler(_ handler: (@Sendable () -> Void)?) {
+        onStarted.withLock { $0 = handler }
+    }
 
     /// Sets the callbacks, called on the engine's event thread.
     public func setHandlers(onFinished: (@Sendable (Bool) -> Void)?, onError: (@Sendable (any Error) -> Void)?) {

@@ -100,7 +100,12 @@ public final class Voice: @unchecked Sendable {
     // Reader-thread state lives in `Voice+Reader.swift`.
     let reader: VoiceReader
 
+    /// The engine frame where the voice began to sound after its last (re)start, until the
+    /// event thread has reported it heard; `Int64.min` when nothing is pending.
+    let heardStartFrame = Atomic<Int64>(Int64.min)
+
     /// Events, called on the engine's event thread.
+    let onStarted = Mutex<(@Sendable () -> Void)?>(nil)
     let onFinished = Mutex<(@Sendable (_ successfully: Bool) -> Void)?>(nil)
     let onError = Mutex<(@Sendable (any Error) -> Void)?>(nil)
     /// A decode error met by the reader, reported when the voice finishes.
@@ -160,9 +165,14 @@ public final class Voice: @unchecked Sendable {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
             return
         }
+        if !renderHasStarted {
+            heardStartFrame.store(firstFrame + Int64(offset), ordering: .releasing)
+            engine.eventSemaphore.signal()
+        }
         renderHasStarted = true
         var out = mix + offset * 2
         let wanted = frames - offset
+        let wasAboveHalf = ring.availableToRead >= ring.capacity / 2
         // The loop works on locals: class properties touched per frame pay for Swift's
         // dynamic exclusivity checks, which cost more than the mixing.
         var gain = renderGain
@@ -187,6 +197,8 @@ public final class Voice: @unchecked Sendable {
                 }
             }
         }
+        // The reader sleeps until a ring falls below half full: wake it once per crossing.
+        if wasAboveHalf, ring.availableToRead < ring.capacity / 2 { engine.readerWake.signal() }
         renderGain = gain
         renderGainStep = gainStep
         renderGainFramesLeft = gainFramesLeft

@@ -22,6 +22,9 @@ protocol AudioOutput: AnyObject, Sendable {
     /// (a sink's own rendered block may still play), and makes the stream ready to start
     /// again on the next write. Returns the frames that still play after the call.
     func flush() -> Int
+    /// From an app thread: makes a `write` that waits for room return now (what it had not
+    /// written is dropped), because a flush follows. Outputs that cannot do this ignore it.
+    func interruptWrite()
     /// Whether the output failed while idle (the server went away, the stream was killed),
     /// and why. Checked by the render thread when it wakes.
     func failure() -> OutputWriteResult?
@@ -38,6 +41,9 @@ enum OutputWriteResult: Sendable {
     case recovered
     /// The output failed and cannot continue (for example the device was unplugged).
     case failed(String)
+    /// `interruptWrite` cut the write short: part of the frames were not written (a flush
+    /// follows).
+    case interrupted
     /// The sound server went away (it exited or restarted): every stream on it is gone.
     case serverLost(String)
 }

@@ -33,6 +33,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let mainloop: OpaquePointer
         let wake: Semaphore
         let timedOut = Atomic<Bool>(false)
+        /// Set by `interruptWrite`: the render thread's write returns at once.
+        let interrupted = Atomic<Bool>(false)
         let underflows = Atomic<Int>(0)
         let serverInfo = Mutex<String?>(nil)
         init(mainloop: OpaquePointer, wake: Semaphore) {
@@ -220,6 +222,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let frameBytes = 2 * MemoryLayout<Float>.size
         while offset < frames {
             if let failure = lockedFailure() { return failure }
+            if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted }
             let writable = pa_stream_writable_size(stream)
             if writable < frameBytes {
                 pa_threaded_mainloop_wait(mainloop)
@@ -262,6 +265,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func flush() -> Int {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
+        signals.interrupted.store(false, ordering: .relaxed)
         guard lockedFailure() == nil else { return 0 }
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
         // The flush moves the server's write index back to its read index; the timing
@@ -279,6 +283,15 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
         return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    /// App thread, under the engine's `openOutput` lock (so never after `close`).
+    func interruptWrite() {
+        guard !closed.load(ordering: .acquiring) else { return }
+        signals.interrupted.store(true, ordering: .releasing)
+        pa_threaded_mainloop_lock(mainloop)
+        pa_threaded_mainloop_signal(mainloop, 0)
+        pa_threaded_mainloop_unlock(mainloop)
     }
 
     func failure() -> OutputWriteResult? {

@@ -51,6 +51,8 @@ public final class PulseAudioServer: Sendable {
 
     private let watchdog: Locked<Watchdog>
     private let daemonEnvironment: [String: String]
+    /// Whether the null sink rewinds (PulseAudio's default); false means `norewinds=1`.
+    public let rewinds: Bool
     private let sinks = Locked<[Int: NullSink]>([:])
 
     private struct NullSink: Sendable {
@@ -60,8 +62,11 @@ public final class PulseAudioServer: Sendable {
     }
 
     /// Starts a server and waits (up to `timeout` seconds) until `pactl info` answers.
+    ///
+    /// `rewinds: true` leaves the sink as PulseAudio makes it by default (real sinks rewind);
+    /// with `sampleRate: 44100` that is PulseAudio at its defaults.
     public init(
-        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, timeout: Double = 10
+        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, rewinds: Bool = false, timeout: Double = 10
     ) throws {
         try Self.validate(name: sinkName)
         let directory = try TemporaryDirectories.make("earshot-pa")
@@ -92,22 +97,23 @@ public final class PulseAudioServer: Sendable {
             "LANG": "C",
         ]
         self.daemonEnvironment = daemonEnvironment
+        self.rewinds = rewinds
         watchdog = Locked(try Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
-                                               environment: daemonEnvironment))
+                                               rewinds: rewinds, environment: daemonEnvironment))
         try waitUntilAnswering(timeout: timeout, cleanUp: true)
     }
 
-    private static func startDaemon(directory: String, sinkName: String, sampleRate: Int, channels: Int,
+    private static func startDaemon(directory: String, sinkName: String, sampleRate: Int, channels: Int, rewinds: Bool,
                                     environment: [String: String]) throws -> Watchdog {
         try Watchdog(
             """
             exec pulseaudio -n --daemonize=no --use-pid-file=no --system=no \
               --exit-idle-time=-1 --disallow-exit --realtime=no --high-priority=no \
               --log-target=stderr --log-level=warning \
-              --load="module-null-sink sink_name=$1 rate=$2 channels=$3 norewinds=1" \
+              --load="module-null-sink sink_name=$1 rate=$2 channels=$3 norewinds=$5" \
               --load="module-native-protocol-unix auth-anonymous=1" 2>>"$4"
             """,
-            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log"],
+            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log", rewinds ? "0" : "1"],
             environment: environment)
     }
 
@@ -122,7 +128,7 @@ public final class PulseAudioServer: Sendable {
         sinks.withLock { $0 = [:] }
         watchdog.withLock {
             $0 = (try? Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
-                                        environment: daemonEnvironment)) ?? old
+                                        rewinds: rewinds, environment: daemonEnvironment)) ?? old
         }
         guard watchdog.value !== old else { throw TestFailure("pulseaudio could not be started again") }
         try waitUntilAnswering(timeout: timeout, cleanUp: false)

@@ -114,6 +114,31 @@ struct SoundServerTests {
         }
     }
 
+    /// The device clock says when a frame is heard (the pause test checks it against the
+    /// sink); a voice started at a device time has been heard for exactly the device time
+    /// since. The position mixed runs ahead of that by the output's latency (48 ms or more).
+    @Test("while playing, currentTime is the position heard (device clock), not the position mixed")
+    func currentTimeIsHeardWhilePlaying() async throws {
+        try await withAudio(idleTimeout: 0) { _ in
+            let engine = Self.engine()
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 3))
+            defer { voice.dispose() }
+            try engine.openDevice()
+            let start = engine.deviceCurrentTime + 0.3
+            try voice.play(atDeviceTime: start)
+            try await Task.sleep(for: .milliseconds(1000))
+            var worst = 0.0
+            for _ in 0..<20 {
+                let (clock, position) = (engine.deviceCurrentTime, voice.currentTime)
+                worst = max(worst, abs(position - (clock - start)))
+                try await Task.sleep(for: .milliseconds(37))
+            }
+            print(String(format: "SoundServer: currentTime against the device clock: worst %.4f s (output latency %.3f s)", worst,
+                         engine.outputLatency))
+            #expect(worst <= 0.005, "currentTime differs from the time heard by up to \(worst) s")
+        }
+    }
+
     @Test("after a pause, play resumes where the sound stopped: nothing lost, nothing repeated")
     func resumeAfterPauseIsSeamless() async throws {
         try await withAudio(idleTimeout: 0) { server in
@@ -137,6 +162,41 @@ struct SoundServerTests {
             try #require(regions.count >= 2, "\(regions)")
             #expect(regions.gaps.contains { $0 > 0.35 && $0 < 0.41 }, "the pause: \(regions)")
             #expect(abs(regions.totalDuration - voice.duration) <= 0.012, "\(regions) for \(voice.duration) s")
+        }
+    }
+
+    /// Context switches of this process's engine threads (`earshot-*`, every engine of the
+    /// test process), from /proc/self/task/*/status.
+    static func engineThreadSwitches() -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.reduce(0) { total, task in
+            let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            guard comm.hasPrefix("earshot-") else { return total }
+            let status = (try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)) ?? ""
+            return total + status.split(separator: "\n").reduce(0) { sum, line in
+                guard line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") else { return sum }
+                return sum + (Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0)
+            }
+        }
+    }
+
+    @Test("a paused engine sleeps: its threads do not wake while nothing changes")
+    func pausedEngineSleeps() async throws {
+        try await withAudio(idleTimeout: 0) { _ in
+            let engine = Self.engine()
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 3))
+            defer { voice.dispose() }
+            try voice.play()
+            try await Task.sleep(for: .milliseconds(400))
+            voice.pause()
+            // Past the sound-stopped event and the release of the output (0.5 s here).
+            try await eventually("the output to be released", timeout: 3) { !engine.isDeviceOpen }
+            try await Task.sleep(for: .milliseconds(600))
+            let before = Self.engineThreadSwitches()
+            try await Task.sleep(for: .seconds(2))
+            let woke = Self.engineThreadSwitches() - before
+            // Every engine of the test process counts (earlier tests' engines too); all idle.
+            #expect(woke <= 4, "the engines' threads woke \(woke) times in 2 s while paused")
         }
     }
 

@@ -117,8 +117,15 @@ extension AudioEngine {
                 }
             }
         }
-        let output = try PCMOutput(device: configuration.device, sampleRate: configuration.sampleRate, channels: 2,
+        let output: PCMOutput
+        do {
+            output = try PCMOutput(device: configuration.device, sampleRate: configuration.sampleRate, channels: 2,
                                    periodFrames: configuration.periodFrames, periods: configuration.periods)
+        } catch {
+            // Neither: say both, the ALSA reason first (the device is what was opened last).
+            guard case .deviceUnavailable(let device, let reason) = error, let fallbackReason else { throw error }
+            throw .deviceUnavailable(device: device, reason: "\(reason) (and \(fallbackReason))")
+        }
         noteOutput(output.kind, reason: fallbackReason ?? (configuration.output == .alsa ? "named ALSA device" : nil))
         return output
     }

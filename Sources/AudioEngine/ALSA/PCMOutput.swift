@@ -112,6 +112,8 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         return 0
     }
 
+    var expectedFlushRemainder: Int { 0 }
+
     /// A blocking ALSA write lasts at most a period; it is not cut short.
     func interruptWrite() {}
 

@@ -24,6 +24,8 @@ extension AudioEngine {
         var framesWritten: Int64 = 0
         /// The last delay the output reported: on a failure, what had been heard.
         var lastDelay = 0
+        /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
+        var flushedOnce = false
         var gain: Float = 1
         var gainStep: Float = 0
         var gainFramesLeft = 0
@@ -78,9 +80,6 @@ extension AudioEngine {
                 }
                 let now = monotonicSeconds()
                 let flush = flushRequested.exchange(false, ordering: .acquiringAndReleasing)
-                defer {
-                    if flush { for _ in 0..<flushWaiters.exchange(0, ordering: .acquiringAndReleasing) { flushDone.signal() } }
-                }
                 if running, flush {
                     // Paused or stopped: drop what is buffered, so the pause is heard now, and
                     // put the paused voices back to the last frame the listener will hear.
@@ -88,6 +87,8 @@ extension AudioEngine {
                     let before = monotonicSeconds()
                     let remaining = device.flush()
                     let after = monotonicSeconds()
+                    flushRemainder.store(remaining, ordering: .relaxed)
+                    flushedOnce = true
                     let end = heard + (after - before) * rate + Double(remaining)
                     publishClock(frames: end - Double(remaining), at: after)
                     running = false
@@ -179,6 +180,7 @@ extension AudioEngine {
             framesWritten += Int64(frames)
             if let delay = device.delay() {
                 lastDelay = delay
+                if !flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
                 publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds())
             }
         }
@@ -202,10 +204,12 @@ extension AudioEngine {
             let bits = slot.voice.load(ordering: .acquiring)
             guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
             let voice = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
-            guard voice.rewindOnFlush.exchange(false, ordering: .acquiringAndReleasing),
+            guard voice.rewindOnFlush.load(ordering: .acquiring),
                   voice.playState.load(ordering: .acquiring) == Voice.PlayState.paused.rawValue,
                   let time = voice.clock.mediaTime(atFrame: frame) else { continue }
-            voice.seek(to: time)
+            // The seek first: `currentTime` shows a pending seek before the pause's estimate.
+            voice.seek(to: time, keepingRewind: true)
+            voice.rewindOnFlush.store(false, ordering: .releasing)
         }
     }
 

@@ -96,9 +96,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// A voice paused or stopped while the others were silent: when nothing plays any more,
     /// drop what is buffered rather than letting it play out (a pause is heard at once).
     let flushRequested = Atomic<Bool>(false)
-    /// Callers of `pause` waiting for the flush (and the voices' rewind) to be done.
-    let flushWaiters = Atomic<Int>(0)
-    let flushDone = Semaphore()
+    /// Frames that still played after the last flush (a sink's rendered block): what a
+    /// pause expects to be heard after it, until the flush says.
+    let flushRemainder = Atomic<Int>(0)
     let underruns = Atomic<Int>(0)
     let soundStarts = Atomic<Int>(0)
     let soundStops = Atomic<Int>(0)

@@ -52,11 +52,11 @@ extension Voice {
                                            ordering: .acquiringAndReleasing)
     }
 
-    /// Pauses, keeping the position. When nothing else plays, the sound stops at once (what
-    /// the output buffered is dropped, and the voice resumes from what was heard), and the
-    /// call returns once that is done (a few milliseconds: the render thread's flush), so
-    /// that ``currentTime`` is then where the sound stopped. While other voices play, what
-    /// was mixed of it still plays out.
+    /// Pauses, keeping the position. When nothing else plays, the sound stops at once: the
+    /// render thread drops what the output buffered (a sink's last rendered block still
+    /// plays) and puts the voice back to what was heard. The call does not wait for that:
+    /// ``currentTime`` meanwhile says where the sound is expected to stop. While other
+    /// voices play, what was mixed of it still plays out.
     public func pause() {
         let state = playState.load(ordering: .acquiring)
         guard state == PlayState.playing.rawValue || state == PlayState.queued.rawValue else { return }
@@ -64,14 +64,14 @@ extension Voice {
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
             return
         }
+        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
+        pausedPosition.store(clock.mediaTime(atFrame: expected) ?? position.value)
         rewindOnFlush.store(true, ordering: .releasing)
-        engine.flushWaiters.add(1, ordering: .acquiringAndReleasing)
         engine.flushRequested.store(true, ordering: .releasing)
         playState.store(PlayState.paused.rawValue, ordering: .releasing)
         engine.openOutput.withLock { $0?.interruptWrite() }
         engine.renderWake.signal()
-        // Bounded: the render thread flushes as soon as its write returns.
-        _ = engine.flushDone.wait(seconds: 0.05)
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
@@ -93,12 +93,19 @@ extension Voice {
         if seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring) {
             return seekTarget.value
         }
+        if rewindOnFlush.load(ordering: .acquiring), playState.load(ordering: .acquiring) == PlayState.paused.rawValue {
+            return pausedPosition.value
+        }
         let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
         return clock.mediaTime(atFrame: heard) ?? position.value
     }
 
     /// Moves the position (also while playing); clamped to 0…duration.
-    public func seek(to seconds: Double) {
+    public func seek(to seconds: Double) { seek(to: seconds, keepingRewind: false) }
+
+    /// A seek by the app replaces the position a pause was going back to.
+    func seek(to seconds: Double, keepingRewind: Bool) {
+        if !keepingRewind { rewindOnFlush.store(false, ordering: .releasing) }
         let target = seconds.isFinite ? min(max(0, seconds), max(0, duration)) : 0
         seekTarget.store(target)
         seekGeneration.add(1, ordering: .releasing)

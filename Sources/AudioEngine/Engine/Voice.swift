@@ -50,6 +50,9 @@ public final class Voice: @unchecked Sendable {
     /// Paused while nothing else played: when the engine drops the buffered audio, the
     /// voice goes back to what was heard.
     let rewindOnFlush = Atomic<Bool>(false)
+    /// Until that rewind: the position the pause expects to stop at (what is heard now, plus
+    /// what the output will still play after its flush), for ``currentTime``.
+    let pausedPosition = AtomicDouble(0)
     /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
     let ringOwner = Atomic<Int>(0)
     /// The reader has buffered ``primeFrames`` (or the whole rest of the file) since the

@@ -22,6 +22,9 @@ protocol AudioOutput: AnyObject, Sendable {
     /// (a sink's own rendered block may still play), and makes the stream ready to start
     /// again on the next write. Returns the frames that still play after the call.
     func flush() -> Int
+    /// Frames a flush is expected to leave playing (a sink's rendered block), from the
+    /// latest timing; render thread.
+    var expectedFlushRemainder: Int { get }
     /// From an app thread: makes a `write` that waits for room return now (what it had not
     /// written is dropped), because a flush follows. Outputs that cannot do this ignore it.
     func interruptWrite()

@@ -245,8 +245,16 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
+        if let timing = pa_stream_get_timing_info(stream)?.pointee {
+            sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        }
         return negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
     }
+
+    /// The sink's own latency at the last timing update: what it has rendered and still
+    /// plays after a flush. Render thread only.
+    private var sinkLatency = 0
+    var expectedFlushRemainder: Int { sinkLatency }
 
     func drainAndPrepare() {
         pa_threaded_mainloop_lock(mainloop)

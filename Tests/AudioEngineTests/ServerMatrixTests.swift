@@ -28,6 +28,13 @@ enum ServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let server = self == .pulseAudioDefaults
                 ? try PulseAudioServer(sinkName: "matrix", sampleRate: 44100, rewinds: true)
                 : try PulseAudioServer(sinkName: "matrix")
+            // An idle null sink renders in blocks of up to 2 s: a stream that starts can stall
+            // that long (the capture wakes it, but only for the block in hand). A silent
+            // low-latency stream keeps it awake, as the shared server's does.
+            let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=\(server.sampleRate)",
+                                                "--channels=\(server.channels)", "--raw", "/dev/zero"], environment: server.environment)
+            defer { keepAlive.kill(SIGKILL) }
+            try await eventually("the keep-alive stream", timeout: 5) { try server.listSinkInputs().count >= 1 }
             try await body(server.address) { inner in try await Capture(server: server).record(inner) }
         case .pipeWire:
             let server = try PipeWireServer(sinkName: "matrix")

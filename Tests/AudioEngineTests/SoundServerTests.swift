@@ -264,6 +264,12 @@ struct SoundServerRestartTests {
         try await Task.sleep(for: .milliseconds(200))
         #expect(abs(voice.currentTime - pausedAt) < 0.001, "the position stays while paused")
 
+        // A fresh null sink renders in blocks of up to 2 s: a silent low-latency stream keeps
+        // it awake, so that the capture holds all that plays (as on the shared server).
+        let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=48000", "--channels=2",
+                                            "--raw", "/dev/zero"], environment: server.environment)
+        defer { keepAlive.kill(SIGKILL) }
+        try await eventually("the keep-alive stream", timeout: 5) { try server.listSinkInputs().count >= 1 }
         let capture = try Capture(server: server)
         let audio = try await capture.record {
             try voice.play()

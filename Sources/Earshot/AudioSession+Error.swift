@@ -6,6 +6,7 @@ public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertibl
     /// first.
     case isBusy(runningPlayers: Int)
 
+    /// A sentence naming the refusal and what to do about it.
     public var description: String {
         switch self {
         case let .isBusy(count):

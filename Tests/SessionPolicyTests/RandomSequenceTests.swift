@@ -186,6 +186,7 @@ private func sessionProblems(_ policy: SessionPolicy, ledger: Ledger) -> [String
         if ledger.interrupted[s.id, default: false] != s.isInterrupted { problems.append("\(s.id) began/ended unpaired") }
         if ledger.ducked[s.id, default: false] != s.isDucked { problems.append("\(s.id) duck decisions disagree") }
         if s.isDucked && !s.isActive { problems.append("\(s.id) ducked while inactive") }
+        if s.isDucking && !s.isActive { problems.append("\(s.id) ducking while inactive") }
         for ducker in s.duckedBy where ducker == s.id || policy[ducker].map({ !$0.isActive || !$0.isDucking }) ?? true {
             problems.append("\(s.id) ducked by inactive or non-ducking \(ducker)")
         }

@@ -8,7 +8,7 @@
 /// - a session producing sound is active;
 /// - at most one active session is non-mixable;
 /// - ``duckedBy`` is empty unless the session is active, and names only active
-///   sessions that duck others.
+///   sessions that are ducking (``isDucking``); only an active session is ducking.
 public struct Session: Sendable, Hashable, Identifiable {
     /// The process's bus unique name.
     public let id: SessionID

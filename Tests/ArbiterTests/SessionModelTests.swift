@@ -70,6 +70,26 @@ struct SessionModelTests {
         #expect(f.arbiter.policy[SessionID(raw.id)]?.options.contains(.defaultToSpeaker) == true)
     }
 
+    @Test("Register carries every option name and a mode; a ninth option name is refused")
+    func registrationCarriesOptions() async throws {
+        let f = try await ArbiterFixture()
+        let names = WireFormat.optionNames.map(\.0)
+        let client = try await Client(f.bus)
+        let state: [String: DBusValue] = ["category": .string("playAndRecord"), "options": .strings(names), "mode": .string("videoChat")]
+        try await client.call("Register", [.string("all"), .vardict(state)])
+        let session = try #require(f.arbiter.policy[SessionID(client.id)])
+        let expected: CategoryOptions = [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers,
+                                         .allowBluetooth, .allowBluetoothA2DP, .allowAirPlay, .defaultToSpeaker]
+        #expect(session.options == expected && session.mode == .videoChat)
+        // interruptSpokenAudioAndMixWithOthers carries the mixWithOthers bit, so that name is not repeated.
+        #expect(Set(WireFormat.names(of: session.options)) == Set(names).subtracting(["mixWithOthers"]))
+
+        let other = try await Client(f.bus)
+        let tooMany: [String: DBusValue] = ["category": .string("playback"), "options": .strings(names + ["mixWithOthers", "duckOthers"])]
+        await #expect(throws: DBusError.self) { try await other.call("Register", [.string("many"), .vardict(tooMany)]) }
+        #expect(f.arbiter.policy[SessionID(other.id)] == nil)
+    }
+
     @Test("setActive(false) while a player runs fails with isBusy and changes nothing")
     func deactivatingWhileBusy() async throws {
         try await withAudio { _ in

@@ -48,6 +48,7 @@ extension Arbiter {
                 DBusProperty("ScreenLocked", .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
             ],
             signals: [
+                DBusSignalDeclaration("Deactivated", arguments: [.init("reason", .string)]),
                 DBusSignalDeclaration("InterruptionBegan", arguments: [.init("reason", .string), .init("by", .string)]),
                 DBusSignalDeclaration("InterruptionEnded", arguments: [.init("should_resume", .boolean)]),
                 DBusSignalDeclaration("DuckGainChanged", arguments: [.init("gain", .double)]),
@@ -82,6 +83,10 @@ extension Arbiter {
         for decision in handle(event) {
             if case let .rejected(_, reason) = decision {
                 let name = reason == .unknownSession ? ArbiterName.Error.notRegistered : ArbiterName.Error.rejected
+                if case let .setCategory(_, category, options, _) = event, reason == .optionsNotAllowedForCategory,
+                   let refusal = WireFormat.refusal(of: options, with: category) {
+                    throw DBusError(name, "\(id): \(refusal)")
+                }
                 throw DBusError(name, "\(id): \(reason.message)")
             }
         }

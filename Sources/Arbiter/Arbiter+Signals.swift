@@ -8,6 +8,8 @@ extension Arbiter {
         let interface = ArbiterName.interface
         for decision in decisions {
             switch decision {
+            case let .deactivated(id):
+                try? object.emit("Deactivated", interface: interface, [.string("silenceTimeout")], to: id.rawValue)
             case let .interruptionBegan(id, reason):
                 let (name, by) = WireFormat.encode(reason)
                 try? object.emit("InterruptionBegan", interface: interface, [.string(name), .string(by)], to: id.rawValue)

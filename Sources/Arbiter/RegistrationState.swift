@@ -23,8 +23,8 @@ struct RegistrationState {
         ("interruptedBy", .string), ("silencedBy", .string), ("wasPlaying", .boolean),
     ]
 
-    /// At most this many category options in one list (there are three; a list may
-    /// repeat one, but not without bound).
+    /// At most this many category options in one list (there are seven names; a list
+    /// may repeat one, but not without bound).
     static let maximumOptions = 8
 
     init(_ value: DBusValue) throws(DBusError) {

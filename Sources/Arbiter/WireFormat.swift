@@ -11,10 +11,23 @@ public enum WireFormat {
         return category
     }
 
+    /// Every category option by its iOS name, in the order lists carry them. The route
+    /// options change nothing on a desktop but travel, so that a session reads back
+    /// what it set (and a new arbiter host learns it).
     public static let optionNames: [(String, CategoryOptions)] = [
         ("mixWithOthers", .mixWithOthers), ("duckOthers", .duckOthers),
         ("interruptSpokenAudioAndMixWithOthers", .interruptSpokenAudioAndMixWithOthers),
+        ("allowBluetooth", .allowBluetooth), ("allowBluetoothA2DP", .allowBluetoothA2DP),
+        ("allowAirPlay", .allowAirPlay), ("defaultToSpeaker", .defaultToSpeaker),
     ]
+
+    /// The sentence for options `category` refuses, naming the first refused option and
+    /// the category ("duckOthers is not allowed with record"); `nil` if it accepts them.
+    public static func refusal(of options: CategoryOptions, with category: Category) -> String? {
+        guard let option = options.firstDisallowed(with: category) else { return nil }
+        let name = optionNames.first { $0.1 == option }?.0 ?? "option 0x\(String(option.rawValue, radix: 16))"
+        return "\(name) is not allowed with \(category.rawValue)"
+    }
 
     public static func options(_ names: [String]) throws(DBusError) -> CategoryOptions {
         var options: CategoryOptions = []

@@ -185,8 +185,14 @@ public final class AudioPlayer: Sendable {
     enum SessionChange: Sendable { case paused(SessionPause), resumed, stayedPaused }
     let sessionObserver = Mutex<(@Sendable (SessionChange) -> Void)?>(nil)
 
-    /// Stops, rewinds to the start and releases the buffers.
-    public func stop() { voice.stop() }
+    /// Stops and releases what ``prepareToPlay()`` acquired (the buffers, the place in
+    /// the engine), as `AVAudioPlayer.stop()` does; ``currentTime`` is kept, so
+    /// ``play()`` afterwards continues from there. Set ``currentTime`` to 0 to rewind.
+    public func stop() {
+        let position = voice.currentTime
+        voice.stop()
+        voice.seek(to: position)
+    }
 
     public var isPlaying: Bool { voice.isPlaying }
 

@@ -222,6 +222,10 @@ extension AudioSession {
                 return s.waitingForRoom
             }
             if waiting, let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
+        case "Deactivated":
+            state.withLock { $0.isActive = false }
+            AudioSession.trace("deactivated by the arbiter (\(args.first?.string ?? "?"))")
+            post(.deactivatedAfterSilence)
         case "InterruptionBegan":
             let reason = WireFormat.reason(args.first?.string ?? "", by: args.dropFirst().first?.string ?? "") ?? .routeDisconnected
             let by = args.dropFirst().first?.string ?? ""

@@ -44,6 +44,10 @@ public final class AudioSession: Sendable {
         case silenceSecondaryAudioHint(shouldSilence: Bool)
         /// The arbiter changed hosts; the session registered again with its state.
         case mediaServicesWereReset
+        /// The arbiter deactivated the session: it stayed silent for the silence timeout
+        /// (30 s) while interrupting others, who were told they may resume. ``isActive``
+        /// reads false; the next `play()` activates the session again.
+        case deactivatedAfterSilence
     }
 
     let appName: String
@@ -142,15 +146,33 @@ public final class AudioSession: Sendable {
     /// - Throws: ``DBusError`` when the bus or the arbiter cannot be reached, or
     ///   `org.earshot.AudioSession.Error.Rejected` for options the category does not allow
     ///   (such as `duckOthers` with `soloAmbient`); nothing changes then.
+    ///
+    /// The options read back normalised, as on iOS: `ambient` and the mixing options
+    /// carry `mixWithOthers`. The route options (`allowBluetooth`, `defaultToSpeaker`, …)
+    /// are kept and read back but change nothing on a desktop.
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) async throws {
+        // Refused here too: while the session waits for room in the arbiter no call is
+        // made, and the refused options must not be kept.
+        if let refusal = WireFormat.refusal(of: options, with: category) {
+            throw DBusError(ArbiterName.Error.rejected, refusal)
+        }
         try await call("SetCategory", [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
-        state.withLock { s in (s.category, s.options, s.mode) = (category, options, mode) }
+        state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
         routeMonitor()?.reportCategoryChange()
         try await updateRemoteCommands()
     }
 
     /// Activates or deactivates the session.
+    ///
+    /// - Throws: ``AudioSessionError/isBusy(runningPlayers:)`` when deactivating while
+    ///   players of the process are running, as iOS refuses it; nothing changes then
+    ///   (the sessions this one interrupted stay interrupted). ``DBusError`` when the
+    ///   bus or the arbiter cannot be reached.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws {
+        if !active {
+            let running = state.withLock { s in s.players.values.count { $0.player?.isPlaying == true } }
+            if running > 0 { throw AudioSessionError.isBusy(runningPlayers: running) }
+        }
         AudioSession.trace(active ? "activate" : "deactivate")
         try await call("SetActive", [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
         // The arbiter's signals come before its reply: an interruption that the

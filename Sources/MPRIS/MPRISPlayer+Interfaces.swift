@@ -37,7 +37,7 @@ extension MPRISPlayer {
                 simple("Next", when: \.canGoNext) { $0.commands.nextTrackCommand },
                 simple("Previous", when: \.canGoPrevious) { $0.commands.previousTrackCommand },
                 simple("Pause", when: \.canPause) { $0.commands.pauseCommand },
-                simple("Stop", when: \.isLoaded) { $0.commands.stopCommand },
+                simple("Stop", when: \.canStop) { $0.commands.stopCommand },
                 simple("Play", when: \.canPlay) { $0.commands.playCommand },
                 DBusMethod("PlayPause") { [weak self] _ in
                     try self?.playPause()
@@ -138,6 +138,10 @@ extension MPRISPlayer {
     /// acts as `Next`. Offsets of any size are safe (saturating arithmetic).
     func seek(by offset: Int64) throws(DBusError) {
         guard canSeek, offset != 0 else { return }
+        guard isLoaded else {
+            // No info, so no position or length to clamp against: the app gets the offset.
+            return try deliver(commands.seekCommand.perform(SeekCommandEvent(offset: Double(offset) / 1e6)), "Seek")
+        }
         let current = positionMicroseconds()
         let (sum, overflow) = current.addingReportingOverflow(offset)
         var target = overflow ? (offset > 0 ? Int64.max : Int64.min) : sum

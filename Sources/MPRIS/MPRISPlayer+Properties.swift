@@ -49,22 +49,32 @@ extension MPRISPlayer {
         nowPlaying.nowPlayingInfo?.duration.map { Int64(clampingSeconds: $0) }
     }
 
-    var canPlay: Bool { isLoaded && (commands.playCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable) }
-    var canPause: Bool { isLoaded && (commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable) }
+    // The Can* properties follow the enabled handlers, whether or not now-playing info
+    // is set: iOS delivers remote-control events to an app that set none (Programming
+    // iOS 6, "Remote Control of Your Sound"), and MPRIS ignores Play, Next… while the
+    // matching Can* is false, so these must be true for the commands to arrive. The info
+    // narrows them where it says more (the queue position, a length to seek within).
+
+    var canPlay: Bool { commands.playCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable }
+    var canPause: Bool { commands.pauseCommand.isAvailable || commands.togglePlayPauseCommand.isAvailable }
+    var canStop: Bool { commands.stopCommand.isAvailable }
+    /// Without info, only a relative seek can be delivered (there is no length and no
+    /// track for `SetPosition`).
     var canSeek: Bool {
-        isLoaded && (durationMicroseconds ?? 0) > 0
+        guard isLoaded else { return commands.seekCommand.isAvailable }
+        return (durationMicroseconds ?? 0) > 0
             && (commands.seekCommand.isAvailable || commands.changePlaybackPositionCommand.isAvailable)
     }
 
     var canGoNext: Bool {
-        guard let info = nowPlaying.nowPlayingInfo, commands.nextTrackCommand.isAvailable else { return false }
-        guard let index = info.queueIndex, let count = info.queueCount else { return true }
+        guard commands.nextTrackCommand.isAvailable else { return false }
+        guard let info = nowPlaying.nowPlayingInfo, let index = info.queueIndex, let count = info.queueCount else { return true }
         return index + 1 < count || info.repeatMode == .all
     }
 
     var canGoPrevious: Bool {
-        guard let info = nowPlaying.nowPlayingInfo, commands.previousTrackCommand.isAvailable else { return false }
-        guard let index = info.queueIndex, info.queueCount != nil else { return true }
+        guard commands.previousTrackCommand.isAvailable else { return false }
+        guard let info = nowPlaying.nowPlayingInfo, let index = info.queueIndex, info.queueCount != nil else { return true }
         return index > 0 || info.repeatMode == .all
     }
 

@@ -35,18 +35,27 @@ public enum Category: String, Sendable, Hashable, CaseIterable {
 
     /// Whether the mixing options (`mixWithOthers`, `duckOthers`,
     /// `interruptSpokenAudioAndMixWithOthers`) may be set: only for `playback` and
-    /// `playAndRecord`, as on iOS. `ambient` accepts `mixWithOthers` alone, which it
-    /// implies anyway.
+    /// `playAndRecord`, as on iOS. `ambient` accepts `mixWithOthers`, which it implies
+    /// anyway, and `duckOthers` (the Neuburg chapter's recipe for ducking the music
+    /// under a brief sound).
     public var acceptsMixingOptions: Bool {
         self == .playback || self == .playAndRecord
+    }
+
+    /// Whether a session of this category may duck others: the categories that accept
+    /// mixing options, and `ambient`.
+    public var acceptsDuckOthers: Bool {
+        acceptsMixingOptions || self == .ambient
     }
 }
 
 /// Options that modify a category: the `AVAudioSession.CategoryOptions` analog.
 ///
 /// The raw values are those of iOS, so a wire format can carry them unchanged.
-/// Bits the policy does not model (route options such as `allowBluetooth`) are kept
-/// in ``Session/options`` but have no effect.
+/// The route options (``allowBluetooth``, ``allowBluetoothA2DP``, ``allowAirPlay``,
+/// ``defaultToSpeaker``) are accepted with every category, kept in
+/// ``Session/options`` and read back, but change nothing on a desktop, where the
+/// routes are the sound server's to choose.
 public struct CategoryOptions: OptionSet, Sendable, Hashable {
     public let rawValue: UInt
 
@@ -63,6 +72,17 @@ public struct CategoryOptions: OptionSet, Sendable, Hashable {
     /// ``mixWithOthers`` bit, as on iOS.
     public static let interruptSpokenAudioAndMixWithOthers = CategoryOptions(rawValue: 0x11)
 
+    /// Allow Bluetooth hands-free devices as input and output (iOS: with `record` and
+    /// `playAndRecord`). Kept and read back; the desktop's sound server routes.
+    public static let allowBluetooth = CategoryOptions(rawValue: 0x4)
+    /// Route to the built-in speaker rather than the receiver (iOS: `playAndRecord`).
+    /// Kept and read back; a desktop has no receiver.
+    public static let defaultToSpeaker = CategoryOptions(rawValue: 0x8)
+    /// Allow Bluetooth A2DP output. Kept and read back; the sound server routes.
+    public static let allowBluetoothA2DP = CategoryOptions(rawValue: 0x20)
+    /// Allow AirPlay output. Kept and read back; the sound server routes.
+    public static let allowAirPlay = CategoryOptions(rawValue: 0x40)
+
     /// The bit that distinguishes ``interruptSpokenAudioAndMixWithOthers`` from
     /// ``mixWithOthers``.
     static let interruptSpokenAudioBit = CategoryOptions(rawValue: 0x10)
@@ -71,17 +91,26 @@ public struct CategoryOptions: OptionSet, Sendable, Hashable {
     static let mixingBits: CategoryOptions = [.mixWithOthers, .duckOthers, .interruptSpokenAudioBit]
 
     /// Whether iOS accepts these options with `category`: mixing bits only with
-    /// `playback` and `playAndRecord`, or `mixWithOthers` alone with `ambient`.
+    /// `playback` and `playAndRecord`; `mixWithOthers` and `duckOthers` with `ambient`.
     public func areAllowed(with category: Category) -> Bool {
-        let mixing = intersection(Self.mixingBits)
-        if mixing.isEmpty || category.acceptsMixingOptions { return true }
-        return category == .ambient && mixing == .mixWithOthers
+        firstDisallowed(with: category) == nil
+    }
+
+    /// The first option (in the order mixWithOthers, duckOthers,
+    /// interruptSpokenAudioAndMixWithOthers) that `category` does not accept, for an
+    /// error that names it; `nil` if all are accepted.
+    public func firstDisallowed(with category: Category) -> CategoryOptions? {
+        if category.acceptsMixingOptions { return nil }
+        if contains(.interruptSpokenAudioBit) { return .interruptSpokenAudioAndMixWithOthers }
+        if contains(.duckOthers), !category.acceptsDuckOthers { return .duckOthers }
+        if contains(.mixWithOthers), category != .ambient { return .mixWithOthers }
+        return nil
     }
 
     /// The options as iOS reads them back after setting them with `category`:
     /// `duckOthers` and `interruptSpokenAudioAndMixWithOthers` carry `mixWithOthers`,
-    /// and `ambient` always has it.
-    func normalized(for category: Category) -> CategoryOptions {
+    /// and `ambient` always has it. The route options are kept as they are.
+    public func normalized(for category: Category) -> CategoryOptions {
         var options = self
         if category == .ambient || !options.isDisjoint(with: Self.mixingBits) {
             options.insert(.mixWithOthers)
@@ -90,11 +119,26 @@ public struct CategoryOptions: OptionSet, Sendable, Hashable {
     }
 }
 
-/// What kind of audio a session plays: the part of `AVAudioSession.Mode` the policy
-/// needs.
+/// What kind of audio a session plays: the `AVAudioSession.Mode` analog.
+///
+/// Only ``spokenAudio`` changes a rule (see below); the others are accepted, kept and
+/// read back, as an app ported from iOS sets them, but tune nothing on a desktop (iOS
+/// uses them to pick signal processing and routes).
 public enum Mode: String, Sendable, Hashable, CaseIterable {
     /// Anything else.
     case `default`
+    /// Two-way voice (VoIP): iOS turns on echo cancellation and voice processing.
+    case voiceChat
+    /// Two-way video chat.
+    case videoChat
+    /// Voice chat in a game (Game Kit).
+    case gameChat
+    /// Recording video.
+    case videoRecording
+    /// Measuring the input or output: iOS turns off the signal processing.
+    case measurement
+    /// Playing a movie: iOS adjusts the signal processing for it.
+    case moviePlayback
     /// Continuous spoken content (podcasts, audio books): a session with
     /// ``CategoryOptions/interruptSpokenAudioAndMixWithOthers`` interrupts it (it
     /// pauses instead of talking over the prompt).

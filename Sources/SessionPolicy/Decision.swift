@@ -7,6 +7,10 @@ extension SessionPolicy {
     /// (each of those by ``SessionID``), then `remoteTargetChanged`. Decisions never
     /// name a session that is not registered after the event, except `rejected`.
     public enum Decision: Sendable, Hashable {
+        /// The arbiter deactivated the session: it stayed silent past the silence timeout
+        /// while active and interrupting others. Tell it, so that it reads inactive and
+        /// activates again with its next sound. Comes before the interruptions it ends.
+        case deactivated(SessionID)
         /// `AVAudioSession.interruptionNotification` with type `.began`: the session has
         /// been deactivated; stop playing. Sent once, when its first cause appears.
         case interruptionBegan(SessionID, reason: InterruptionReason)
@@ -31,7 +35,7 @@ extension SessionPolicy {
         /// `remoteTargetChanged`.
         public var sessionID: SessionID? {
             switch self {
-            case let .interruptionBegan(id, _), let .interruptionEnded(id, _), let .duck(id, _), let .unduck(id),
+            case let .deactivated(id), let .interruptionBegan(id, _), let .interruptionEnded(id, _), let .duck(id, _), let .unduck(id),
                  let .otherAudioPlaying(id, _), let .secondaryAudioShouldBeSilenced(id, _), let .rejected(id, _):
                 id
             case .remoteTargetChanged:

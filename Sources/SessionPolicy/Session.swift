@@ -8,7 +8,7 @@
 /// - a session producing sound is active;
 /// - at most one active session is non-mixable;
 /// - ``duckedBy`` is empty unless the session is active, and names only active
-///   sessions that duck others.
+///   sessions that are ducking (``isDucking``); only an active session is ducking.
 public struct Session: Sendable, Hashable, Identifiable {
     /// The process's bus unique name.
     public let id: SessionID
@@ -77,10 +77,18 @@ public struct Session: Sendable, Hashable, Identifiable {
         }
     }
 
-    /// Whether it ducks the other active sessions while active.
+    /// Whether its options ask to duck the other active sessions (`duckOthers`, with a
+    /// category that accepts it). Whether it ducks now is ``isDucking``.
     public var ducksOthers: Bool {
-        category.acceptsMixingOptions && options.contains(.duckOthers)
+        category.acceptsDuckOthers && options.contains(.duckOthers)
     }
+
+    /// Whether its ducking is in force: from the moment it is active with
+    /// ``ducksOthers`` (at activation, or at once when the option is set on an active
+    /// session) until it stops being active, whether or not it makes sound. Removing the
+    /// option takes effect at the next deactivation, as on iOS ("remains in place until
+    /// your audio session is deactivated").
+    public internal(set) var isDucking = false
 
     /// Whether it interrupts sessions in ``Mode/spokenAudio`` when it activates.
     public var interruptsSpokenAudio: Bool {

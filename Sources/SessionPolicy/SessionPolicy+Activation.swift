@@ -45,13 +45,15 @@ extension SessionPolicy {
     /// The arbiter's silence timeout: the session has been silent too long, so it is
     /// deactivated as iOS deactivates a suspended background app's session, and the
     /// interruptions it caused end with `shouldResume` for those that were playing.
-    /// The session itself is not told (iOS does not tell it either); sound from it
-    /// later activates it again. Ignored while it produces sound (a stale timer).
+    /// The session is told (`deactivated`, if it was active), so that `isActive` reads
+    /// false and its next sound activates it again. Ignored while it produces sound (a
+    /// stale timer).
     mutating func silenceTimedOut(_ id: SessionID) -> [Decision] {
-        guard sessions[id]?.isProducingSound == false else { return [] }
+        guard let session = sessions[id], !session.isProducingSound else { return [] }
         sessions[id]?.isActive = false
         sessions[id]?.isResuming = false
-        return liftInterruptions(causedBy: id, resume: .ifWasPlaying)
+        let told: [Decision] = session.isActive ? [.deactivated(id)] : []
+        return told + liftInterruptions(causedBy: id, resume: .ifWasPlaying)
     }
 
     /// The active sessions `id` interrupts, interrupted.

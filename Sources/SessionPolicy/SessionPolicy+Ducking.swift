@@ -1,10 +1,16 @@
 extension SessionPolicy {
-    /// Recomputes ``Session/duckedBy``: while a session with `duckOthers` is active,
-    /// every other active session is ducked, whatever its category (duckers duck each
-    /// other too). Inactive and interrupted sessions are not ducked; a session that
-    /// activates while a ducker is active is ducked at once.
+    /// Recomputes ``Session/isDucking`` and ``Session/duckedBy``: a session ducks from
+    /// the moment it is active with `duckOthers` until it is no longer active (taking
+    /// the option away does not end it before then); while one ducks, every other
+    /// active session is ducked, whatever its category (duckers duck each other too).
+    /// Inactive and interrupted sessions are not ducked; a session that activates while
+    /// a ducker is active is ducked at once.
     mutating func refreshDucking() {
-        let duckers = Set(ids { $0.isActive && $0.ducksOthers })
+        for id in sessions.keys {
+            guard let session = sessions[id] else { continue }
+            sessions[id]?.isDucking = session.isActive && (session.isDucking || session.ducksOthers)
+        }
+        let duckers = Set(ids { $0.isDucking })
         for id in sessions.keys {
             let isActive = sessions[id]?.isActive == true
             sessions[id]?.duckedBy = isActive ? duckers.subtracting([id]) : []

@@ -28,8 +28,11 @@
 /// - **Interruptions.** See the Interruptions section of ``apply(_:)``: one
 ///   `interruptionBegan` when the first cause appears, one `interruptionEnded` when the
 ///   last goes, with `shouldResume` decided by how that last cause went away.
-/// - **Ducking.** While a session with `duckOthers` is active, every other active
-///   session is ducked to ``Configuration/duckGain``.
+/// - **Ducking.** A session with `duckOthers` (`ambient`, `playback` or
+///   `playAndRecord`) ducks from its activation until it is no longer active, whether
+///   or not it sounds; meanwhile every other active session is ducked to
+///   ``Configuration/duckGain``. Removing the option takes effect at the next
+///   deactivation, as on iOS.
 /// - **Hints.** ``otherAudioPlaying(for:)`` and
 ///   ``secondaryAudioShouldBeSilencedHint(for:)``, sent whenever they change.
 /// - **Remote-control target.** The eligible session that last started producing

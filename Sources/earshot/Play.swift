@@ -139,6 +139,7 @@ struct Play: AsyncParsableCommand {
             case .routeChange(let change): say("session: route changed (\(change.reason))")
             case .silenceSecondaryAudioHint(let silence): say("session: secondary audio \(silence ? "should be silenced" : "may play")")
             case .mediaServicesWereReset: say("session: the arbiter changed hosts; registered again")
+            case .deactivatedAfterSilence: say("session: deactivated by the arbiter after a long silence")
             }
         }
         sessionObservation.set(token)

@@ -143,10 +143,52 @@ struct CategoryTests {
                     == [.rejected(game, reason: .optionsNotAllowedForCategory)])
             }
         }
-        #expect(policy.apply(.setCategory(game, .ambient, options: .duckOthers))
+        #expect(policy.apply(.setCategory(game, .ambient, options: .interruptSpokenAudioAndMixWithOthers))
             == [.rejected(game, reason: .optionsNotAllowedForCategory)])
         #expect(policy == before)
         #expect(policy.apply(.setCategory(game, .ambient, options: .mixWithOthers)).isEmpty)
+    }
+
+    @Test func theRejectedOptionIsNamedForTheError() {
+        #expect(CategoryOptions.duckOthers.firstDisallowed(with: .record) == .duckOthers)
+        #expect(CategoryOptions([.mixWithOthers, .duckOthers]).firstDisallowed(with: .soloAmbient) == .duckOthers)
+        #expect(CategoryOptions.mixWithOthers.firstDisallowed(with: .record) == .mixWithOthers)
+        #expect(CategoryOptions.interruptSpokenAudioAndMixWithOthers.firstDisallowed(with: .ambient)
+            == .interruptSpokenAudioAndMixWithOthers)
+        #expect(CategoryOptions([.duckOthers, .allowBluetooth]).firstDisallowed(with: .ambient) == nil)
+        #expect(CategoryOptions.duckOthers.firstDisallowed(with: .playback) == nil)
+    }
+
+    @Test func ambientAcceptsDuckOthersAndReadsBackMixWithOthers() {
+        var policy = SessionPolicy()
+        policy.add(game)
+        #expect(policy.apply(.setCategory(game, .ambient, options: .duckOthers)).isEmpty)
+        #expect(policy[game]!.options == [.duckOthers, .mixWithOthers])
+        #expect(policy[game]!.ducksOthers)
+    }
+
+    @Test func routeOptionsAreAcceptedKeptAndReadBackWithEveryCategory() {
+        let route: CategoryOptions = [.allowBluetooth, .allowBluetoothA2DP, .allowAirPlay, .defaultToSpeaker]
+        for category in Category.allCases {
+            var policy = SessionPolicy()
+            policy.add(call)
+            #expect(policy.apply(.setCategory(call, category, options: route)).isEmpty, "\(category)")
+            #expect(policy[call]!.options == route.normalized(for: category))
+            #expect(policy[call]!.options.isSuperset(of: route))
+            #expect(policy[call]!.isMixable == (category == .ambient), "route options do not make \(category) mixable")
+        }
+    }
+
+    @Test func everyModeIsKeptAndOnlySpokenAudioChangesARule() {
+        for mode in Mode.allCases {
+            var policy = SessionPolicy()
+            policy.add(podcast, .playback, mode: mode, playing: true)
+            #expect(policy[podcast]!.mode == mode)
+            let prompt = policy.add(navigation, .playback, options: .interruptSpokenAudioAndMixWithOthers, active: true)
+            #expect(prompt.interruptions.isEmpty == (mode != .spokenAudio), "\(mode)")
+        }
+        #expect(Set(Mode.allCases.map(\.rawValue)).isSuperset(of:
+            ["default", "voiceChat", "videoChat", "gameChat", "videoRecording", "measurement", "moviePlayback", "spokenAudio"]))
     }
 
     @Test func duckOthersAndInterruptSpokenAudioImplyMixWithOthers() {
@@ -166,7 +208,8 @@ struct CategoryTests {
         #expect(policy[music]!.isDucked)
         let decisions = policy.apply(.setCategory(navigation, .playAndRecord, options: .mixWithOthers))
         #expect(policy[navigation]!.options == .mixWithOthers)
-        #expect(decisions.ducking == [.unduck(music)])
+        #expect(decisions.ducking.isEmpty, "the ducking already in force stays until deactivation")
+        #expect(policy.apply(.deactivate(navigation, notifyOthers: false)).ducking == [.unduck(music)])
     }
 
     @Test func unmodelledOptionBitsAreKeptWithoutEffect() {

@@ -52,11 +52,39 @@ struct DuckingTests {
         #expect(policy.apply(.vanished(navigation)).ducking == [.unduck(music)])
     }
 
-    @Test func duckingLiftsWhenTheDuckerNoLongerDucks() {
+    @Test func removingDuckOthersTakesEffectAtTheNextDeactivation() {
         var policy = SessionPolicy()
         policy.add(music, .playback, playing: true)
         policy.add(navigation, .playback, options: .duckOthers, active: true)
-        #expect(policy.apply(.setCategory(navigation, .ambient)).ducking == [.unduck(music)])
+        #expect(policy.apply(.setCategory(navigation, .ambient)).ducking.isEmpty,
+                "Neuburg: the option must be removed and the session deactivated")
+        #expect(policy[navigation]!.isDucking && policy[music]!.isDucked)
+        #expect(policy.apply(.deactivate(navigation, notifyOthers: false)).ducking == [.unduck(music)])
+        #expect(policy.apply(.activate(navigation)).ducking.isEmpty, "reactivated without the option: no ducking")
+    }
+
+    /// Neuburg's recipe: ambient; before a brief sound, ambient with duckOthers (the
+    /// music ducks at once, before any sound); after it, ambient without the option and
+    /// a deactivation, which brings the music back; reactivating then is harmless.
+    @Test func neuburgsAmbientDuckingRecipe() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.add(game, .ambient, active: true)
+        #expect(!policy[music]!.isDucked)
+        #expect(policy.apply(.setCategory(game, .ambient, options: .duckOthers)).ducking == [.duck(music, gain: 0.3)])
+        #expect(!policy[music]!.isInterrupted, "ambient mixes: the music keeps playing, ducked")
+        policy.run(.soundStarted(game, tick: 2), .soundStopped(game, tick: 3))
+        #expect(policy[music]!.isDucked, "ducking does not depend on whether the app sounds")
+        #expect(policy.apply(.setCategory(game, .ambient)).ducking.isEmpty)
+        #expect(policy.apply(.deactivate(game, notifyOthers: false)).ducking == [.unduck(music)])
+        #expect(policy.apply(.activate(game)).ducking.isEmpty)
+    }
+
+    @Test func addingDuckOthersToAnActiveSessionDucksAtOnceWithoutSound() {
+        var policy = SessionPolicy()
+        policy.add(game, .ambient, playing: true)
+        policy.add(navigation, .playback, active: true)
+        #expect(policy.apply(.setCategory(navigation, .playback, options: .duckOthers)).ducking == [.duck(game, gain: 0.3)])
     }
 
     @Test func anInterruptedSessionIsNotDucked() {

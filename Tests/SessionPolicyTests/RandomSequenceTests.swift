@@ -116,6 +116,8 @@ struct Ledger {
         case let .remoteTargetChanged(id):
             if id == target { return "target unchanged" }
             target = id
+        case let .deactivated(id):
+            if interrupted[id, default: false] { return "deactivated while interrupted: \(id)" }
         case .rejected:
             return "rejected among other decisions"
         }
@@ -134,7 +136,7 @@ struct Ledger {
 /// The rank of a decision in the documented order, and whether it is ordered by session.
 private func rank(_ decision: Decision) -> (Int, SessionID?) {
     switch decision {
-    case .interruptionBegan, .interruptionEnded: (0, nil)
+    case .deactivated, .interruptionBegan, .interruptionEnded: (0, nil)
     case let .duck(id, _), let .unduck(id): (1, id)
     case let .otherAudioPlaying(id, _): (2, id)
     case let .secondaryAudioShouldBeSilenced(id, _): (3, id)
@@ -184,7 +186,8 @@ private func sessionProblems(_ policy: SessionPolicy, ledger: Ledger) -> [String
         if ledger.interrupted[s.id, default: false] != s.isInterrupted { problems.append("\(s.id) began/ended unpaired") }
         if ledger.ducked[s.id, default: false] != s.isDucked { problems.append("\(s.id) duck decisions disagree") }
         if s.isDucked && !s.isActive { problems.append("\(s.id) ducked while inactive") }
-        for ducker in s.duckedBy where ducker == s.id || policy[ducker].map({ !$0.isActive || !$0.ducksOthers }) ?? true {
+        if s.isDucking && !s.isActive { problems.append("\(s.id) ducking while inactive") }
+        for ducker in s.duckedBy where ducker == s.id || policy[ducker].map({ !$0.isActive || !$0.isDucking }) ?? true {
             problems.append("\(s.id) ducked by inactive or non-ducking \(ducker)")
         }
         for cause in s.interruptions {

@@ -1,5 +1,5 @@
 public import AudioEngine
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// Plays one sound file or buffer (the `AVAudioPlayer` analog).

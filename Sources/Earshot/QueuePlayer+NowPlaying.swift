@@ -1,6 +1,6 @@
 public import AudioEngine
 public import MPRIS
-import Foundation
+import FoundationEssentials
 
 extension QueuePlayer.Item {
     /// What the desktop shows of the item: every tag, its URL and its cached art, as
@@ -36,7 +36,7 @@ extension QueuePlayer {
     /// time (`2019-05-01T12:00:00Z`, `2019-05-01 12:00:00`, written back with a `T`). Other
     /// spellings ("May 2019", "01/05/2019") are not guessed at: nil.
     static func isoDate(_ tag: String) -> String? {
-        let text = tag.trimmingCharacters(in: .whitespaces)
+        let text = tag.trimmingWhitespace()
         let characters = Array(text)
         func digits(_ range: Range<Int>) -> Bool {
             range.upperBound <= characters.count && characters[range].allSatisfy { $0.isASCII && $0.isNumber }

@@ -1,5 +1,5 @@
 public import MPRIS
-import Foundation
+import FoundationEssentials
 
 /// A queue is an MPRIS track list: clients list its items, go to one, add files and remove
 /// items.

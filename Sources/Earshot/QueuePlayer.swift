@@ -1,5 +1,6 @@
 public import AudioEngine
-public import Foundation
+public import FoundationEssentials
+import Dispatch
 public import MPRIS
 import Synchronization
 
@@ -587,11 +588,11 @@ extension QueuePlayer {
     static func endedEarly(_ error: AudioFileError?, at seconds: TimeInterval) -> String {
         switch error?.reason {
         case .truncated(let at)?:
-            return "truncated at \(String(format: "%.1f", at)) s; played up to there"
+            return "truncated at \(at.fixed(1)) s; played up to there"
         case .decodeFailed(let detail)?, .readFailed(let detail)?:
             return "\(detail); played up to there"
         default:
-            return "decoding stopped at \(String(format: "%.1f", seconds)) s; played up to there"
+            return "decoding stopped at \(seconds.fixed(1)) s; played up to there"
         }
     }
 }

@@ -1,6 +1,7 @@
 // A sound theme's index.theme: the parts of it the lookup uses.
 
-import Foundation
+import FoundationEssentials
+import AudioEngine
 
 /// The lookup's view of a theme's `index.theme`: what it inherits and where its sounds are.
 ///
@@ -84,15 +85,15 @@ struct SoundThemeIndex: Sendable, Equatable {
         var groups: [String: [String: String]] = [:]
         var current: String?
         for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 let group = String(line.dropFirst().dropLast())
                 current = groups[group] == nil ? group : nil
                 if let current { groups[current] = [:] }
             } else if let current, let equals = line.firstIndex(of: "=") {
-                let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-                let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                let key = line[..<equals].trimmingWhitespace()
+                let value = line[line.index(after: equals)...].trimmingWhitespace()
                 if groups[current]?[key] == nil { groups[current]?[key] = value }
             }
         }

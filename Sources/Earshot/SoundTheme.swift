@@ -2,7 +2,7 @@
 // (freedesktop.org), which turn an event name such as "bell" or "message-new-instant"
 // into a sound file.
 
-import Foundation
+import FoundationEssentials
 
 /// Finds sound files by freedesktop event name.
 ///
@@ -287,8 +287,8 @@ extension SoundTheme {
     /// Whether something exists at `path` and is (or is not) a directory; symbolic links
     /// are followed.
     static func exists(_ path: String, asDirectory: Bool) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue == asDirectory
+        var isDirectory = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory == asDirectory
     }
 
     /// `items` in order, each once.

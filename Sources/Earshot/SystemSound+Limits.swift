@@ -1,5 +1,5 @@
 public import AudioEngine
-import Foundation
+import FoundationEssentials
 
 /// Why a file cannot be a ``SystemSound``, naming the file.
 public struct SystemSoundError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -23,7 +23,7 @@ public struct SystemSoundError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch reason {
         case .tooLong(let duration, let bytes, let limit):
-            "cannot use \(path) as a system sound: it lasts \(String(format: "%.1f", duration)) s, "
+            "cannot use \(path) as a system sound: it lasts \(duration.fixed(1)) s, "
                 + "\(SystemSoundError.size(bytes)) decoded, past the \(SystemSoundError.size(limit)) limit for system sounds "
                 + "(play it with earshot play)"
         case .cannotPlay(let detail):
@@ -34,7 +34,7 @@ public struct SystemSoundError: Error, Sendable, Hashable, CustomStringConvertib
     /// Bytes as MiB or GiB with one decimal.
     static func size(_ bytes: Int64) -> String {
         let mib = Double(bytes) / 1_048_576
-        return mib >= 1024 ? String(format: "%.1f GiB", mib / 1024) : String(format: "%.1f MiB", mib)
+        return mib >= 1024 ? "\((mib / 1024).fixed(1)) GiB" : "\(mib.fixed(1)) MiB"
     }
 }
 

@@ -1,5 +1,5 @@
 public import AudioEngine
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// A short sound for alerts and feedback (the System Sound Services analog).

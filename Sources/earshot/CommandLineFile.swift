@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,7 +70,7 @@ struct CommandLineFile {
         guard !all.isEmpty, line.contains("/proc/self/fd/") else { return line }
         var out = line
         for (path, name) in all.sorted(by: { $0.path.count > $1.path.count }) {
-            out = out.replacingOccurrences(of: path, with: name)
+            out = out.replacing(path, with: name)
         }
         return out
     }

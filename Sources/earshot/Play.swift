@@ -1,6 +1,10 @@
 import ArgumentParser
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import Synchronization
+import AudioEngine
 
 /// `earshot play`: plays files as a queue, published on MPRIS and controlled from the
 /// keyboard, media keys and playerctl.
@@ -76,7 +80,7 @@ struct Play: AsyncParsableCommand {
         // the arbiter's target and the MPRIS owner.
         let session = AudioSession(appName: name, bus: busOptions.bus)
         if ProcessInfo.processInfo.environment["EARSHOT_TRACE"] == "1" {
-            AudioSession.trace.withLock { $0 = { event in say(String(format: "trace %.6f %@", wallClockNow(), event)) } }
+            AudioSession.trace.withLock { $0 = { event in say("trace \(wallClockNow().fixed(6)) \(event)") } }
         }
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
@@ -115,8 +119,8 @@ struct Play: AsyncParsableCommand {
         let played = Date().timeIntervalSince(started)
         display.finish()
         if !display.interactive {
-            say(String(format: "played %d item%@ in %.1f s (%d underruns)", display.itemsPlayed, display.itemsPlayed == 1 ? "" : "s",
-                       played, AudioEngine.shared.underrunCount))
+            say("played \(display.itemsPlayed) item\(display.itemsPlayed == 1 ? "" : "s") in \(played.fixed(1)) s "
+                + "(\(AudioEngine.shared.underrunCount) underruns)")
         }
         defer {
             if !display.failures.isEmpty {
@@ -158,13 +162,12 @@ final class QuitSignal: Sendable {
 }
 
 /// A tiny lock-protected value for the command-line tool.
-final class Locked<Value: Sendable>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.withLock { value } }
-    func set(_ new: Value) { lock.withLock { value = new } }
-    func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+final class Locked<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func get() -> Value { value.withLock { $0 } }
+    func set(_ new: Value) { value.withLock { $0 = new } }
+    func update<R>(_ body: (inout Value) -> R) -> R { value.withLock { body(&$0) } }
 }
 
 /// CLOCK_REALTIME in seconds: the clock of dbus-monitor's timestamps, so traces and bus
@@ -175,12 +178,24 @@ func wallClockNow() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// Writes all of `text` to the file descriptor `fd`, as far as it will take it (a closed
+/// pipe ends the write quietly).
+func writeAll(_ text: String, to fd: Int32) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
 /// Writes a line to standard error, control characters escaped (``TerminalText``) unless
 /// `escaped` says the line is escaped already, and files given on the command line named
 /// as given (``CommandLineFile``).
 func note(_ line: String, escaped: Bool = false) {
     let text = CommandLineFile.naming(escaped ? line : TerminalText.escaped(line))
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    writeAll(text + "\n", to: STDERR_FILENO)
 }
 
 /// Writes a message to standard error (as ``note(_:escaped:)``) and exits with status 1.

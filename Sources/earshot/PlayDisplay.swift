@@ -1,5 +1,8 @@
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import AudioEngine
 
 /// What `earshot play` shows: a live status line and keys on a terminal, or one line per
 /// event otherwise.
@@ -41,7 +44,7 @@ final class PlayDisplay: @unchecked Sendable {
 
     func finish() {
         if interactive {
-            FileHandle.standardOutput.write(Data("\r\u{1B}[K".utf8))
+            writeAll("\r\u{1B}[K", to: STDOUT_FILENO)
             var saved = savedTerminal
             tcsetattr(0, TCSANOW, &saved)
         }
@@ -68,7 +71,7 @@ final class PlayDisplay: @unchecked Sendable {
         let artist = item.artist.map { " — \($0)" } ?? ""
         let line = "playing \(position.0)/\(position.1): \(item.title)\(artist) (\(clock(item.duration)))"
         if interactive {
-            FileHandle.standardOutput.write(Data("\r\u{1B}[K\(TerminalText.escaped(line))\n".utf8))
+            writeAll("\r\u{1B}[K\(TerminalText.escaped(line))\n", to: STDOUT_FILENO)
         } else {
             say(line)
         }
@@ -80,7 +83,7 @@ final class PlayDisplay: @unchecked Sendable {
         let meter = bar(max(level.left, level.right))
         let state = queue.isPlaying ? "▶" : "⏸"
         let line = "\r\u{1B}[K\(state) \(TerminalText.escaped(item.title))  \(clock(queue.currentTime)) / \(clock(item.duration))  \(meter)"
-        FileHandle.standardOutput.write(Data(line.utf8))
+        writeAll(line, to: STDOUT_FILENO)
     }
 
     /// A 20-cell meter over −60…0 dBFS.
@@ -91,7 +94,7 @@ final class PlayDisplay: @unchecked Sendable {
 
     private func clock(_ seconds: Double) -> String {
         let total = Int(max(0, seconds.isFinite ? seconds : 0))
-        return String(format: "%d:%02d", total / 60, total % 60)
+        return "\(total / 60):\(total % 60 < 10 ? "0" : "")\(total % 60)"
     }
 
     /// Raw keys: space, ← →, n, p, q.
@@ -101,7 +104,7 @@ final class PlayDisplay: @unchecked Sendable {
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(0, TCSANOW, &raw)
         let queue = self.queue
-        Thread.detachNewThread {
+        startThread(name: "earshot-keys") {
             var escape: [UInt8] = []
             while !quit.fired {
                 var byte: UInt8 = 0

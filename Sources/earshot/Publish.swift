@@ -1,6 +1,8 @@
 import ArgumentParser
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// `earshot publish`: a stand-in player that publishes now-playing info over MPRIS,
 /// keeps its position running, and obeys (and prints) the remote commands it receives.
@@ -62,11 +64,11 @@ struct Publish: AsyncParsableCommand {
             throw ValidationError("--length must be a positive number of seconds, not \(length)")
         }
         if let art {
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             guard FileManager.default.fileExists(atPath: art, isDirectory: &isDirectory) else {
                 throw ValidationError("cannot use --art \(TerminalText.escaped(art)): no such file")
             }
-            guard !isDirectory.boolValue else { throw ValidationError("cannot use --art \(TerminalText.escaped(art)): it is a directory") }
+            guard !isDirectory else { throw ValidationError("cannot use --art \(TerminalText.escaped(art)): it is a directory") }
             guard FileManager.default.isReadableFile(atPath: art) else {
                 throw ValidationError("cannot use --art \(TerminalText.escaped(art)): permission denied")
             }
@@ -108,7 +110,7 @@ struct Publish: AsyncParsableCommand {
         connection.onDisconnect {
             guard !quitting.get() else { return }
             note("earshot publish: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); nothing left to publish to")
-            Foundation.exit(1)
+            Glibc.exit(1)
         }
         await player.run(until: [SIGINT, SIGTERM])
         quitting.set(true)

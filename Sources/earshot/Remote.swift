@@ -1,7 +1,9 @@
 import Arbiter
 import ArgumentParser
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// `earshot remote`: sends a media command to the global remote-control target (the
 /// eligible process that last made sound), for window-manager key bindings.

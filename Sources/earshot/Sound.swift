@@ -1,6 +1,9 @@
 import ArgumentParser
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import AudioEngine
 
 /// `earshot sound`: plays a system sound and waits for it to end.
 struct Sound: AsyncParsableCommand {
@@ -33,8 +36,7 @@ struct Sound: AsyncParsableCommand {
         if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
         AudioEngine.shared.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
         // Open the device (connecting to the sound server) while the sound decodes.
-        let opening = Thread { try? AudioEngine.shared.openDevice() }
-        opening.start()
+        startThread(name: "earshot-open") { try? AudioEngine.shared.openDevice() }
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound
@@ -53,6 +55,6 @@ struct Sound: AsyncParsableCommand {
         }
         while !done.fired { try await Task.sleep(for: .milliseconds(5)) }
         // A name given in bytes that are not UTF-8 is shown by its path, which `say` prints as given, escaped.
-        say(String(format: "played %@ (%@, %.2f s)", given.path == sound ? sound : given.path, systemSound.path, systemSound.duration))
+        say("played \(given.path == sound ? sound : given.path) (\(systemSound.path), \(systemSound.duration.fixed(2)) s)")
     }
 }

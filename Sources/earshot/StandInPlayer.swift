@@ -1,6 +1,9 @@
 import Dispatch
 import Earshot
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
+import AudioEngine
 import Synchronization
 
 /// A player without sound: a list of tracks, a running clock, and handlers for every
@@ -73,13 +76,13 @@ final class StandInPlayer: Sendable {
         commands.seekCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }
             let target = self.clamp(self.nowPlaying.currentElapsedTime + event.offset)
-            say(String(format: "seek %+.3f s -> %.3f s", event.offset, target))
+            say("seek \(event.offset >= 0 ? "+" : "")\(event.offset.fixed(3)) s -> \(target.fixed(3)) s")
             self.publish(position: target)
             return .success
         }
         commands.changePlaybackPositionCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }
-            say(String(format: "set-position %.3f s", event.positionTime))
+            say("set-position \(event.positionTime.fixed(3)) s")
             self.publish(position: self.clamp(event.positionTime))
             return .success
         }
@@ -92,7 +95,7 @@ final class StandInPlayer: Sendable {
         }
         commands.changeVolumeCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }
-            say(String(format: "volume %.2f", event.volume))
+            say("volume \(event.volume.fixed(2))")
             self.state.withLock { $0.volume = event.volume }
             self.publish()
             return .success

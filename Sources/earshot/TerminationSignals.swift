@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 
 /// Calls `handler` (on a Dispatch queue) when one of `signals` arrives, instead of letting
 /// it end the process, so that a command can stop cleanly: restore the terminal, release

@@ -54,10 +54,6 @@ public struct AudioFileError: Error, Sendable, Hashable, CustomStringConvertible
 }
 
 extension AudioFileError {
-    /// Seconds with one decimal ("12.4"), without Foundation's formatters.
-    static func format(seconds: Double) -> String {
-        guard seconds.isFinite else { return "\(seconds)" }
-        let tenths = Int64((abs(seconds) * 10).rounded())
-        return "\(seconds < 0 && tenths != 0 ? "-" : "")\(tenths / 10).\(tenths % 10)"
-    }
+    /// Seconds with one decimal ("12.4").
+    static func format(seconds: Double) -> String { seconds.fixed(1) }
 }

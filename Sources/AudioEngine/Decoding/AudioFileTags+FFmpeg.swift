@@ -30,7 +30,7 @@ extension AudioFileTags {
             for key in keys {
                 guard let entries = values[key] else { continue }
                 // Several entries (Vorbis comments repeat a key), or one FFmpeg joined with ";" (ID3v2.4's NUL-separated lists).
-                let split = entries.flatMap { $0.split(separator: ";").map { $0.trimmingSpaces() } }.filter { !$0.isEmpty }
+                let split = entries.flatMap { $0.split(separator: ";").map { $0.trimmingWhitespace() } }.filter { !$0.isEmpty }
                 if !split.isEmpty { return split }
             }
             return []
@@ -54,11 +54,5 @@ extension AudioFileTags {
         return String(String.UnicodeScalarView(string.unicodeScalars.filter {
             $0.value >= 0x20 || $0 == "\t" || $0 == "\n"
         }))
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingSpaces() -> String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

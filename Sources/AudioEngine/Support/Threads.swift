@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Starts a detached thread running `body`, named `name` (as `top -H` and /proc show it).
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     final class Box { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
     let body = { @Sendable in
         // /proc/thread-self/comm takes the name (15 bytes at most).

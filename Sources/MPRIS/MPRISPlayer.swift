@@ -1,4 +1,5 @@
 import DBus
+import Dispatch
 import Synchronization
 
 /// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
@@ -30,6 +31,9 @@ public final class MPRISPlayer: Sendable {
         var observations: [ObservationToken] = []
     }
     private let state = Mutex(State())
+    /// Where calls that carry out remote commands run, one at a time in arrival order
+    /// (MPRISPlayer+CommandQueue): never the bus thread.
+    let commandQueue = DispatchQueue(label: "org.earshot.MPRIS.commands")
 
     /// Exports the player object (with `TrackList` when `trackList` is given). Call
     /// ``publish()`` to take the bus name.

@@ -11,25 +11,24 @@ struct SessionBusThreadTests {
     static let burst = 50
 
     /// A FLAC file of `seconds` of noise (which FLAC cannot compress away, so that opening
-    /// and starting it reads and decodes real data), made once per test process with sox,
-    /// and `count` links to it under distinct names (the queue titles items by file name).
-    static func largeFiles(count: Int, seconds: Int) throws -> [String] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-bus-thread-\(getpid())")
+    /// and starting it reads and decodes real data), made with sox in a new folder, and
+    /// `count` links to it under distinct names (the queue titles items by file name).
+    static func largeFiles(count: Int, seconds: Int) throws -> (folder: URL, files: [String]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-bus-thread-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let source = folder.appendingPathComponent("noise.flac").path
-        if !FileManager.default.fileExists(atPath: source) {
-            let sox = Process()
-            sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            sox.arguments = ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", source, "synth", "\(seconds)", "whitenoise", "vol", "0.05"]
-            try sox.run()
-            sox.waitUntilExit()
-            guard sox.terminationStatus == 0 else { throw TestFailure("sox could not make \(source)") }
-        }
-        return try (1...count).map { index in
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", source, "synth", "\(seconds)", "whitenoise", "vol", "0.05"]
+        try sox.run()
+        sox.waitUntilExit()
+        guard sox.terminationStatus == 0 else { throw TestFailure("sox could not make \(source)") }
+        let files = try (1...count).map { index in
             let link = folder.appendingPathComponent(String(format: "track%03d.flac", index)).path
-            if !FileManager.default.fileExists(atPath: link) { try FileManager.default.linkItem(atPath: source, toPath: link) }
+            try FileManager.default.linkItem(atPath: source, toPath: link)
             return link
         }
+        return (folder, files)
     }
 
     /// Round trips of `GetAll` on the arbiter, in milliseconds, made one after another
@@ -61,7 +60,8 @@ struct SessionBusThreadTests {
     func nextBurstDoesNotStallTheArbiter() async throws {
         let world = try await SessionWorld()
         let (burst, rounds) = (SessionBusThreadTests.burst, SessionBusThreadTests.rounds)
-        let files = try SessionBusThreadTests.largeFiles(count: burst * rounds + 2, seconds: 240)
+        let (folder, files) = try SessionBusThreadTests.largeFiles(count: burst * rounds + 2, seconds: 240)
+        defer { try? FileManager.default.removeItem(at: folder) }
         // Started first, so that it hosts org.earshot.AudioSession.
         let host = SessionPlayer(app: "music", side: .left,
                                  process: try Child(Paths.earshot, ["play", "--name", "music"] + files, environment: world.environment),

@@ -34,8 +34,8 @@ let package = Package(
         .target(name: "SessionPolicy"),
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus"]),
-        // Decoding, resampling, time-stretching, mixing and ALSA output. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg"]),
+        // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
-        .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "TestSupport"]),
+        .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "CPulse", "TestSupport"]),
         .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),

@@ -68,6 +68,12 @@ public final class AudioPlayer: Sendable {
                             bitDepth: file.format.bitDepth)
         voice = try engine.makeVoice(for: file)
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        // When the first frame is heard (the output had to open, the sink to wake), the owner
+        // republishes its position: MPRIS extrapolates from there, not from the play call.
+        voice.setStartHandler { [weak self] in
+            guard let self, self.voice.isPlaying else { return }
+            self.sessionObserver.withLock { $0 }?(.resumed)
+        }
         voice.setHandlers(
             onFinished: { [weak self] successfully in
                 guard let self else { return }
@@ -80,6 +86,9 @@ public final class AudioPlayer: Sendable {
                     self.continuation.yield(.decodeError(error))
                     self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
                 } else if let error = error as? AudioEngineError {
+                    // The output failed under the player: the engine paused it where it was
+                    // heard; its owner (a queue) must stop saying it plays.
+                    self.sessionObserver.withLock { $0 }?(.paused(.deviceLost))
                     self.continuation.yield(.deviceError(error))
                 }
             })

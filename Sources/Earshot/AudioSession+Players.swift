@@ -43,6 +43,9 @@ extension AudioSession {
     func startWatchingSound() {
         let id = engine.onSoundChanged { [weak self] producing in self?.soundChanged(producing) }
         state.withLock { $0.soundObserver = id }
+        // The sound server went away (it exited or restarted): the engine paused the players
+        // where they were heard; as on iOS, the app hears that media services were reset.
+        engine.onOutputReset { [weak self] in self?.post(.mediaServicesWereReset) }
     }
 
     /// The engine started or stopped producing sound: tell the arbiter; on a start in an

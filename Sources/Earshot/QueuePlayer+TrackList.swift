@@ -5,12 +5,7 @@ import Foundation
 /// items.
 extension QueuePlayer: TrackListSource {
     public var trackListItems: [NowPlayingInfo] {
-        items.map { item in
-            var info = NowPlayingInfo(title: item.title, artists: item.artist.map { [$0] } ?? [], album: item.album,
-                                      duration: item.duration, playbackState: .paused)
-            info.trackID = "\(item.id)"
-            return info
-        }
+        itemsWithArtwork.map { $0.item.nowPlayingInfo(artworkPath: $0.artworkPath, playbackState: .paused) }
     }
 
     public var canEditTracks: Bool { true }

@@ -22,6 +22,14 @@ public final class QueuePlayer: Sendable {
         public let artist: String?
         public let album: String?
         public let duration: TimeInterval
+        /// Every tag of the file (artists as a list, album artists, numbers, genre, composer,
+        /// date, comment), for now-playing info.
+        public let tags: AudioFileTags
+
+        /// The same item under another id.
+        func numbered(_ id: UInt64) -> Item {
+            Item(id: id, url: url, title: title, artist: artist, album: album, duration: duration, tags: tags)
+        }
     }
 
     public enum Event: Sendable, Hashable {
@@ -49,6 +57,8 @@ public final class QueuePlayer: Sendable {
         var shuffleMode: ShuffleMode = .off
         var wantsToPlay = false
         var nowPlaying: NowPlayingInfoCenter?
+        /// The cached cover art of items, by item id, as ``resolveArtwork(for:)`` finds it.
+        var artwork: [UInt64: String] = [:]
         var lastError: AudioEngineError?
         var itemsChanged: (@Sendable () -> Void)?
         /// The audio session paused the current item (an interruption): the queue still
@@ -95,12 +105,13 @@ public final class QueuePlayer: Sendable {
         let items = try urls.enumerated().map { try QueuePlayer.inspect($1, name: names?[$0]) }
         state.withLock { s in
             for var item in items {
-                item = Item(id: s.nextID, url: item.url, title: item.title, artist: item.artist, album: item.album, duration: item.duration)
+                item = item.numbered(s.nextID)
                 s.nextID += 1
                 s.items.append(item)
             }
             s.index = s.items.isEmpty ? nil : 0
         }
+        resolveArtwork(for: self.items)
     }
 
     deinit {
@@ -114,12 +125,59 @@ public final class QueuePlayer: Sendable {
             ?? url.deletingPathExtension().lastPathComponent
         let title = file.tags.title.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
         return Item(id: 0, url: url, title: title, artist: file.tags.artist, album: file.tags.album,
-                    duration: file.format.duration ?? 0)
+                    duration: file.format.duration ?? 0, tags: file.tags)
+    }
+
+    /// Where cover art is written for now-playing info.
+    static let artCache = CoverArtCache()
+    /// Finds and caches cover art, one file after another, away from the threads that call
+    /// the queue (the bus thread among them): it reads the audio file and writes an image.
+    private static let artQueue = DispatchQueue(label: "earshot.queue-player.art", qos: .utility)
+
+    /// Finds each item's cover art (embedded, or an image beside the file), writes it to
+    /// ``artCache`` and publishes it, in the background: at once for the current item, and
+    /// once at the end for the others (a long queue's files are not each a signal).
+    private func resolveArtwork(for items: [Item]) {
+        guard !items.isEmpty else { return }
+        QueuePlayer.artQueue.async { [weak self] in
+            var unpublished = false
+            for item in items where item.url.isFileURL {
+                guard let self else { return }
+                // A file reached through a held descriptor (LocalFile) is not searched: the
+                // descriptor closes when the item leaves, and its number may then name
+                // another file; nor is there a folder to find an image beside it in.
+                // (Held-ness is set at insertion, before this runs: an item held and since
+                // removed is no longer in the queue, and skipped too.)
+                let searchable = self.state.withLock { s in
+                    s.heldDescriptors[item.id] == nil && s.items.contains { $0.id == item.id }
+                }
+                guard searchable else { continue }
+                guard let art = CoverArt.find(forAudioFileAt: item.url.path),
+                      let path = try? QueuePlayer.artCache.store(art) else { continue }
+                let isCurrent = self.state.withLock { s -> Bool in
+                    guard s.items.contains(where: { $0.id == item.id }) else { return false }
+                    s.artwork[item.id] = path
+                    return s.index.map { s.items[$0].id == item.id } ?? false
+                }
+                if isCurrent {
+                    self.publish()
+                    unpublished = false
+                } else {
+                    unpublished = true
+                }
+            }
+            if unpublished { self?.publish() }
+        }
     }
 
     // MARK: Queue
 
     public var items: [Item] { state.withLock { $0.items } }
+
+    /// The items with their cached cover art, where it was found.
+    var itemsWithArtwork: [(item: Item, artworkPath: String?)] {
+        state.withLock { s in s.items.map { ($0, s.artwork[$0.id]) } }
+    }
 
     public var currentItem: Item? {
         state.withLock { s in s.index.map { s.items[$0] } }
@@ -162,7 +220,7 @@ public final class QueuePlayer: Sendable {
                 if let descriptor { close(descriptor) }
                 throw FullError(url: url)
             }
-            let new = Item(id: s.nextID, url: url, title: inspected.title, artist: inspected.artist, album: inspected.album, duration: inspected.duration)
+            let new = inspected.numbered(s.nextID)
             if let descriptor { s.heldDescriptors[new.id] = descriptor }
             s.nextID += 1
             if let item, let at = s.items.firstIndex(of: item) {
@@ -180,6 +238,7 @@ public final class QueuePlayer: Sendable {
         }
         prepareNext()
         publish()
+        resolveArtwork(for: [inserted])
         return inserted
     }
 
@@ -191,6 +250,7 @@ public final class QueuePlayer: Sendable {
         let found = state.withLock { s -> Bool in
             guard let at = s.items.firstIndex(of: item) else { return false }
             s.items.remove(at: at)
+            s.artwork[item.id] = nil
             s.releaseDescriptors()
             s.dropNext()
             guard let index = s.index else { return true }
@@ -217,6 +277,7 @@ public final class QueuePlayer: Sendable {
         stop()
         state.withLock { s in
             s.items.removeAll()
+            s.artwork.removeAll()
             s.releaseDescriptors()
             s.index = nil
             s.dropNext()
@@ -544,9 +605,9 @@ public final class QueuePlayer: Sendable {
     /// Writes the queue's state into the now-playing center.
     func publish() {
         defer { state.withLock { $0.itemsChanged }?() }
-        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay) = state.withLock { s in
+        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,
-             s.wantsToPlay && !s.suspended)
+             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] })
         }
         guard let center else { return }
         guard let item, let index else {
@@ -554,10 +615,8 @@ public final class QueuePlayer: Sendable {
             return
         }
         let playing = player?.isPlaying ?? false
-        var info = NowPlayingInfo(title: item.title, artists: item.artist.map { [$0] } ?? [], album: item.album,
-                                  duration: item.duration, elapsedTime: player?.currentTime ?? 0,
-                                  playbackState: playing || wantsToPlay ? .playing : .paused)
-        info.trackID = "\(item.id)"
+        var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playing || wantsToPlay ? .playing : .paused)
+        info.elapsedTime = player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count
         info.playbackRate = playing || wantsToPlay ? Double(rate) : 0

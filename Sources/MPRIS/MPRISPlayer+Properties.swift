@@ -92,6 +92,10 @@ extension MPRISPlayer {
         if !info.genres.isEmpty { entries["xesam:genre"] = .strings(info.genres) }
         if let n = info.trackNumber { entries["xesam:trackNumber"] = .int32(Int32(clamping: n)) }
         if let n = info.discNumber { entries["xesam:discNumber"] = .int32(Int32(clamping: n)) }
+        if !info.composers.isEmpty { entries["xesam:composer"] = .strings(info.composers) }
+        if let comment = info.comment { entries["xesam:comment"] = .strings([comment]) }
+        if let date = info.contentCreated { entries["xesam:contentCreated"] = .string(date) }
+        if let url = info.url { entries["xesam:url"] = .string(url) }
         return .vardict(entries.mapValues(\.withoutNUL))
     }
 

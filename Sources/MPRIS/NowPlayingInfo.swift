@@ -13,6 +13,15 @@ public struct NowPlayingInfo: Sendable, Hashable {
     public var genres: [String] = []
     public var trackNumber: Int?
     public var discNumber: Int?
+    /// The composers, one name each (MPRIS `xesam:composer`).
+    public var composers: [String] = []
+    /// A free-text comment (MPRIS `xesam:comment`, published as a one-string list).
+    public var comment: String?
+    /// When the item was created, as an ISO 8601 date or date-time (`2019`, `2019-05-01`,
+    /// `2019-05-01T12:00:00Z`): MPRIS `xesam:contentCreated`.
+    public var contentCreated: String?
+    /// Where the item is, as a URI (`file:///music/a.flac`, `https://…`): MPRIS `xesam:url`.
+    public var url: String?
     /// The item's length; `nil` when unknown (a stream).
     public var duration: Double?
     public var elapsedTime: Double = 0

@@ -27,3 +27,23 @@ func runDecode(_ options: Options) {
             + "cpu=\(format(cpu1.user + cpu1.system - cpu0.user - cpu0.system)) peak=\(format(Double(peak), 3))")
     }
 }
+
+/// Opens FILE `--repeat` times, alternately without and with reading its tags; one line each:
+/// `open tags=0|1 seconds=…` (CLOCK_MONOTONIC, open and close, and the `tags` access when tags=1).
+func runOpen(_ options: Options) {
+    guard options.positional.count == 1 else { fail("open takes one FILE") }
+    let path = options.positional[0]
+    for round in 0..<(2 * options.int("repeat", 50)) {
+        let readTags = round % 2 == 1
+        let t0 = monotonic()
+        var fields = 0
+        do {
+            let file = try AudioFile(contentsOf: path)
+            if readTags { fields = file.tags.artists.count + (file.tags.title == nil ? 0 : 1) }
+        } catch {
+            fail("open: \(error)")
+        }
+        let seconds = monotonic() - t0
+        emit("open tags=\(readTags ? 1 : 0) seconds=\(format(seconds)) fields=\(fields)")
+    }
+}

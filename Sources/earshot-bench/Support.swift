@@ -83,6 +83,7 @@ func fail(_ message: String) -> Never {
 func usage(exitCode: Int32) -> Never {
     let text = """
         usage: earshot-bench decode FILE [--repeat N]
+               earshot-bench open FILE [--repeat N]
                earshot-bench players FILE… [--count N] [--seconds S] [--volume V] [--prepare 0|1] [--prepare-wait S]
                earshot-bench latency FILE [--cycles K] [--cold-gap S] [--warm-gap S]
         The in-process measurements of bench/audio (see its --help). Plays to ALSA's

@@ -3,6 +3,9 @@
 //   earshot-bench decode FILE [--repeat N]
 //       Opens FILE with AudioFile and decodes all of it to memory (readAll); one line per repeat:
 //       `decode frames=… seconds=… fps=… cpu=…` (seconds = open + readAll, CLOCK_MONOTONIC).
+//   earshot-bench open FILE [--repeat N]
+//       Opens and closes FILE with AudioFile 2N times, alternately without and with reading its
+//       tags: `open tags=0|1 seconds=…` (what a system sound pays, and what a player showing tags pays).
 //   earshot-bench players FILE… [--count N] [--seconds S] [--volume V] [--prepare 0|1] [--prepare-wait S]
 //       N AudioPlayers (files cycled) play at once for S seconds, after prepareToPlay() and a wait
 //       (unless --prepare 0); prints the process CPU over the playing window, the engine's underruns,
@@ -28,6 +31,7 @@ arguments.removeFirst()
 
 switch command {
 case "decode": runDecode(Options(arguments))
+case "open": runOpen(Options(arguments))
 case "players": runPlayers(Options(arguments))
 case "latency": runLatency(Options(arguments))
 case "-h", "--help", "help": usage(exitCode: 0)

@@ -34,7 +34,7 @@ struct EarshotCommand: AsyncParsableCommand {
               earshot status --follow
               earshot publish --title "Song A" --title "Song B" --length 180
             """,
-        version: "0.1.0",
+        version: earshotVersion,
         subcommands: [Play.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
     )
 }

@@ -54,6 +54,7 @@ struct Play: AsyncParsableCommand {
 
     func run() async throws {
         if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer
         do {
             let given = files.map { CommandLineFile($0, command: "play") }

@@ -31,6 +31,7 @@ struct Sound: AsyncParsableCommand {
 
     func run() async throws {
         if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        AudioEngine.shared.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
         // Open the device (connecting to the sound server) while the sound decodes.
         let opening = Thread { try? AudioEngine.shared.openDevice() }
         opening.start()

@@ -90,11 +90,12 @@ struct AudioPlayerTests {
         }
         let regions = audio.activeRegions()
         #expect(regions.count == 2, "\(regions)")
-        // At pause, what is buffered still plays out (one output latency); on resume the
-        // stopped stream starts from an empty buffer. So the gap heard is the pause less
-        // the output latency.
-        let expected = paused - AudioEngine.shared.outputLatency
-        #expect(regions.gaps.first?.isClose(to: expected, within: 0.025) == true, "gap \(regions.gaps) for a pause of \(paused) s")
+        // A pause with nothing else playing drops what the output buffered (the sink's own
+        // rendered block, a few ms, still plays) and the player resumes from what was heard;
+        // on resume the stopped stream starts from an empty buffer. So the gap heard is the
+        // pause, less at most 30 ms.
+        #expect(regions.gaps.first.map { $0 <= paused + 0.005 && $0 >= paused - 0.030 } == true,
+                "gap \(regions.gaps) for a pause of \(paused) s")
         #expect(regions.totalDuration.isClose(to: 1.5, within: 0.03), "\(regions)")
     }
 

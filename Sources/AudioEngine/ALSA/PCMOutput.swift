@@ -6,7 +6,9 @@ import Glibc
 /// One ALSA playback stream: interleaved Float32, opened with the engine's format.
 /// The only ALSA code in the engine; everything here runs on the render thread except
 /// `open`, which runs on the thread that starts the engine so errors reach the caller.
-final class PCMOutput: @unchecked Sendable {
+///
+/// `@unchecked Sendable`: after `init`, only the render thread uses the handle.
+final class PCMOutput: AudioOutput, @unchecked Sendable {
     private let handle: OpaquePointer
     let device: String
     let sampleRate: Int
@@ -14,13 +16,8 @@ final class PCMOutput: @unchecked Sendable {
     let periodFrames: Int
     let bufferFrames: Int
 
-    enum WriteResult {
-        case written
-        /// An underrun (or suspend) happened and was recovered with `snd_pcm_recover`.
-        case recovered
-        /// The device failed and cannot continue (for example it was unplugged).
-        case failed(String)
-    }
+    var name: String { device }
+    var kind: AudioEngine.OutputKind { .alsa(device: device) }
 
     /// Opens `device` for playback.
     ///
@@ -78,7 +75,7 @@ final class PCMOutput: @unchecked Sendable {
     }
 
     /// Writes all `frames`, blocking as the device drains; recovers underruns.
-    func write(_ samples: UnsafePointer<Float>, frames: Int) -> WriteResult {
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult {
         var offset = 0
         var recovered = false
         while offset < frames {
@@ -108,6 +105,23 @@ final class PCMOutput: @unchecked Sendable {
         snd_pcm_drain(handle)
         snd_pcm_prepare(handle)
     }
+
+    func flush() -> Int {
+        snd_pcm_drop(handle)
+        snd_pcm_prepare(handle)
+        return 0
+    }
+
+    var expectedFlushRemainder: Int { 0 }
+
+    /// A blocking ALSA write lasts at most a period; it is not cut short.
+    func interruptWrite() {}
+
+    /// ALSA reports failures on write; an idle PCM has none to report.
+    func failure() -> OutputWriteResult? { nil }
+
+    /// ALSA streams carry no identity.
+    func update(identity: AudioEngine.StreamIdentity) {}
 
     /// Stops at once, dropping what is buffered, and closes the stream.
     func close() {

@@ -9,7 +9,8 @@ import Synchronization
 /// What libsndfile cannot open (AAC and ALAC in MP4, WMA, …) is decoded by FFmpeg instead
 /// (see `FFmpegDecoder`); the choice is made by the contents, libsndfile first.
 ///
-/// Not thread-safe: one thread (the engine's reader thread) reads and seeks.
+/// Not thread-safe: one thread (the engine's reader thread) reads and seeks. ``tags`` may be
+/// read from any thread.
 ///
 /// ## Truncated and damaged files
 ///
@@ -43,11 +44,29 @@ import Synchronization
 /// loss concealment, mpg123 resyncing within its limit). A cut CAF (PCM or ALAC: libsndfile
 /// then finds no `data` or `pakt` chunk) or an Opus file cut inside its first pages fails when
 /// opened, with ``AudioFileError/Reason/decodeFailed(_:)`` ("malformed file").
+// @unchecked Sendable: reading and seeking are confined to one thread at a time (the caller's
+// contract above); the lazily completed tags are behind their own Mutex.
 public final class AudioFile: @unchecked Sendable {
     /// The format facts of the file.
     public let format: AudioFileFormat
     /// The text tags of the file.
-    public let tags: AudioFileTags
+    ///
+    /// For a file libsndfile decodes, the fields FFmpeg adds (see ``AudioFileTags``) cost a second
+    /// header parse, a few milliseconds: it is made on the first access, not when the file is
+    /// opened, so that what never shows tags (system sounds, `earshot sound`) never pays for it.
+    /// The first access blocks for that parse; later ones return the same tags at once.
+    public var tags: AudioFileTags {
+        lazyTags.withLock { state in
+            switch state {
+            case .complete(let tags):
+                return tags
+            case .pending(let sndfile, let path, let bytes):
+                let tags = AudioFileTags.completing(sndfile, path: path, bytes: bytes.map { VirtualSource(bytes: $0) })
+                state = .complete(tags)
+                return tags
+            }
+        }
+    }
     /// The path, or the name given with the data.
     public let source: String
     /// The frame the next ``read(into:frames:)`` starts at.
@@ -60,6 +79,8 @@ public final class AudioFile: @unchecked Sendable {
     /// The bytes and read position of a file opened from memory; released after `sf_close`.
     private let virtualSource: VirtualSource?
     private let hints: HeaderHints
+    /// The tags, or what completing them needs (libsndfile's own, read at open, and the file).
+    private let lazyTags: Mutex<LazyTags>
     /// A libsndfile error code already reported (by a failed seek), not to report again at the end.
     private var reportedErrorCode: Int32
 
@@ -87,7 +108,7 @@ public final class AudioFile: @unchecked Sendable {
         source = decoder.source
         virtualSource = nil
         format = decoder.format
-        tags = decoder.tags
+        lazyTags = Mutex(.complete(decoder.tags))
         hints = HeaderHints(log: "", format: decoder.format)
         reportedErrorCode = 0
     }
@@ -100,7 +121,13 @@ public final class AudioFile: @unchecked Sendable {
         // Integer formats read as float are scaled to ±1.0 (libsndfile's default, made explicit).
         sf_command(handle, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
         format = AudioFileFormat(info: info, handle: handle)
-        tags = AudioFileTags.completing(AudioFileTags(handle: handle), path: virtualSource == nil ? source : nil, bytes: virtualSource)
+        // libsndfile's strings are read now, while only this thread has the handle; FFmpeg's
+        // reading (of the path, or of its own copy of the bytes) waits for the first `tags`.
+        lazyTags = Mutex(.pending(
+            sndfile: AudioFileTags(handle: handle),
+            path: virtualSource == nil ? source : nil,
+            bytes: virtualSource?.bytes
+        ))
         hints = HeaderHints(log: Self.log(of: handle), format: format)
         reportedErrorCode = sf_error(handle)
     }
@@ -330,6 +357,12 @@ public final class AudioFile: @unchecked Sendable {
         guard let text = strerror(code) else { return "error \(code)" }
         return String(cString: text)
     }
+}
+
+/// The tags of an ``AudioFile``: complete, or libsndfile's with what FFmpeg needs to complete them.
+private enum LazyTags: Sendable {
+    case complete(AudioFileTags)
+    case pending(sndfile: AudioFileTags, path: String?, bytes: [UInt8]?)
 }
 
 /// What libsndfile's header log says about a file's integrity, read once when it is opened.

@@ -5,9 +5,10 @@ import Glibc
 
 /// The engine's three threads: render (real time), reader (decoding), events (callbacks).
 extension AudioEngine {
-    /// Mixes one period at a time and writes it to ALSA. In the steady state it touches
-    /// only preallocated memory and atomics; the one system call is the ALSA write (plus
-    /// `snd_pcm_delay` for the clock, and a semaphore post when an event is due).
+    /// Mixes one period at a time and writes it to the output. In the steady state it
+    /// touches only preallocated memory and atomics; the system calls are the output's write
+    /// (for the sound server: under libpulse's lock, sleeping until the server asks for
+    /// more) and its delay for the clock, plus a semaphore post when an event is due.
     ///
     /// Three states: *released* (no device: it waits to be handed one), *idle* (the
     /// device is open but nothing plays: once the buffer has played out the stream stops,
@@ -18,9 +19,13 @@ extension AudioEngine {
         let rate = Double(configuration.sampleRate)
         let capacity = 16_384
         let mix = UnsafeMutablePointer<Float>.allocate(capacity: capacity * 2)
-        var output: PCMOutput?
+        var output: (any AudioOutput)?
         var running = false
         var framesWritten: Int64 = 0
+        /// The last delay the output reported: on a failure, what had been heard.
+        var lastDelay = 0
+        /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
+        var flushedOnce = false
         var gain: Float = 1
         var gainStep: Float = 0
         var gainFramesLeft = 0
@@ -37,16 +42,67 @@ extension AudioEngine {
                 latencyFrames.store(opened.bufferFrames, ordering: .relaxed)
                 running = false
                 idleSince = nil
+                lastDelay = 0
                 continue
             }
 
+            /// The output failed: close it, keep the clock at what was heard, and let the
+            /// event thread pause the voices there and tell the app.
+            func fail(_ result: OutputWriteResult) {
+                openOutput.withLock { $0 = nil }
+                device.close()
+                output = nil
+                running = false
+                // What had been heard by now: the clock interpolated from the last timing,
+                // never past what was written.
+                let heard = min(deviceCurrentTime * rate, Double(framesWritten))
+                streamRunning.store(false, ordering: .releasing)
+                publishClock(frames: max(heard, Double(framesWritten - Int64(lastDelay))), at: monotonicSeconds())
+                let error: AudioEngineError
+                switch result {
+                case .serverLost(let reason):
+                    error = .soundServerLost(server: device.name, reason: reason)
+                    serverLost.store(true, ordering: .releasing)
+                case .failed(let reason):
+                    error = .deviceLost(device: device.name, reason: reason)
+                case .written, .recovered, .interrupted:
+                    return
+                }
+                deviceFailure.withLock { $0 = error }
+                deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
+                eventSemaphore.signal()
+            }
+
             guard anyVoicePlaying() else {
+                if let failure = device.failure() {
+                    fail(failure)
+                    continue
+                }
                 let now = monotonicSeconds()
-                if running {
+                let flush = flushRequested.exchange(false, ordering: .acquiringAndReleasing)
+                if running, flush {
+                    // Paused or stopped: drop what is buffered, so the pause is heard now, and
+                    // put the paused voices back to the last frame the listener will hear.
+                    let heard = deviceCurrentTime * rate
+                    let before = monotonicSeconds()
+                    let remaining = device.flush()
+                    let after = monotonicSeconds()
+                    flushRemainder.store(remaining, ordering: .relaxed)
+                    flushedOnce = true
+                    let end = heard + (after - before) * rate + Double(remaining)
+                    publishClock(frames: end - Double(remaining), at: after)
+                    running = false
+                    streamRunning.store(false, ordering: .releasing)
+                    rewindPausedVoices(toFrame: end)
+                    eventSemaphore.signal()
+                    idleSince = after
+                    silence.lastIdleCheck = after
+                } else if running {
                     // Let what is buffered play out (the end of the last sound), then stop.
                     // A voice started meanwhile waits at most this drain.
                     device.drainAndPrepare()
                     publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                    eventSemaphore.signal()
                     running = false
                     streamRunning.store(false, ordering: .releasing)
                     idleSince = now
@@ -59,7 +115,11 @@ extension AudioEngine {
                     output = nil
                     continue
                 }
-                _ = renderWake.wait(seconds: 0.05)
+                // Sleep until a voice starts, the output fails, or something is due: the
+                // sound-stopped event or the release. Nothing wakes while nothing changes.
+                var due = since + configuration.idleRelease - now
+                if let silentIn = silence.secondsUntilStopped(rate: rate) { due = min(due, silentIn) }
+                _ = renderWake.wait(seconds: max(0.001, due + 0.001))
                 continue
             }
             idleSince = nil
@@ -109,19 +169,20 @@ extension AudioEngine {
             switch device.write(mix, frames: frames) {
             case .written: break
             case .recovered: underruns.add(1, ordering: .relaxed)
-            case .failed(let reason):
-                device.close()
-                output = nil
-                running = false
-                streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: Double(framesWritten), at: monotonicSeconds())
-                deviceFailure.withLock { $0 = .deviceLost(device: device.device, reason: reason) }
-                deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
-                eventSemaphore.signal()
+            case .interrupted:
+                // A pause cut the write short: the flush comes next, and the clock stays
+                // as the server last told it.
+                continue
+            case let failure:
+                fail(failure)
                 continue
             }
             framesWritten += Int64(frames)
-            if let delay = device.delay() { publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds()) }
+            if let delay = device.delay() {
+                lastDelay = delay
+                if !flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
+                publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds())
+            }
         }
     }
 
@@ -135,6 +196,34 @@ extension AudioEngine {
         eventSemaphore.signal()
     }
 
+    /// After a flush: each voice paused since it last played goes back to the media time
+    /// heard at `frame`, so that it resumes where the listener left it, with nothing lost.
+    /// Atomics and a semaphore post only (the seek is applied by the reader).
+    private func rewindPausedVoices(toFrame frame: Double) {
+        for slot in slots {
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
+            let voice = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+            guard voice.rewindOnFlush.load(ordering: .acquiring),
+                  voice.playState.load(ordering: .acquiring) == Voice.PlayState.paused.rawValue,
+                  let time = voice.clock.mediaTime(atFrame: frame) else { continue }
+            // The seek first: `currentTime` shows a pending seek before the pause's estimate.
+            voice.seek(to: time, keepingRewind: true)
+            voice.rewindOnFlush.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Whether a voice other than `voice` is playing or queued.
+    func anyVoicePlaying(besides voice: Voice) -> Bool {
+        let own = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
+        return slots.contains { slot in
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, bits != own, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
+            let state = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue().playState.load(ordering: .acquiring)
+            return state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue
+        }
+    }
+
     /// Whether a voice is playing (or queued to start at a future frame).
     func anyVoicePlaying() -> Bool {
         slots.contains { slot in
@@ -146,13 +235,14 @@ extension AudioEngine {
 
     /// Closes the device after the idle time unless a voice started meanwhile (a
     /// `start()` on another thread then waits for the close and opens it again).
-    private func releaseDevice(_ device: PCMOutput) -> Bool {
+    private func releaseDevice(_ device: any AudioOutput) -> Bool {
         guard deviceState.compareExchange(expected: DeviceState.open.rawValue, desired: DeviceState.closing.rawValue,
                                           ordering: .acquiringAndReleasing).exchanged else { return false }
         if anyVoicePlaying() {
             deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
             return false
         }
+        openOutput.withLock { $0 = nil }
         device.close()
         deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
         return true
@@ -183,14 +273,19 @@ extension AudioEngine {
             let list = voices.withLock { Array($0.values) }
             // Round-robin, two blocks a voice a round, so that voices starting together
             // all get audio before any is filled to the brim.
-            var wrote = false
             var wroteThisRound = true
             while wroteThisRound {
                 wroteThisRound = false
                 for voice in list where voice.reader.fill(voice, maxBlocks: 2) { wroteThisRound = true }
-                wrote = wrote || wroteThisRound
             }
-            _ = readerWake.wait(seconds: wrote ? 0.002 : 0.01)
+            // Sleep until woken (a prepare, play, seek or rate change; the render thread when a
+            // ring falls below half), unless a voice still has work that could not be done
+            // (its ring was being mixed): then try again shortly. Nothing wakes while idle.
+            if list.contains(where: { $0.reader.needsWork($0) }) {
+                _ = readerWake.wait(seconds: 0.002)
+            } else {
+                readerWake.wait()
+            }
         }
     }
 
@@ -203,8 +298,20 @@ extension AudioEngine {
         var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
         let rate = Double(configuration.sampleRate)
         while true {
-            let nextDue = finishing.map { Double($0.endFrame) / rate - deviceCurrentTime }.min()
-            _ = eventSemaphore.wait(seconds: max(0.001, min(0.05, nextDue ?? 0.05)))
+            // Sleep until signalled (a sound start or stop, a finished voice, a failure, a drain)
+            // or until the next finish or start is due to be heard; nothing wakes while idle.
+            let now = deviceCurrentTime
+            var dues = finishing.map { Double($0.endFrame) / rate - now }
+            for voice in voices.withLock({ Array($0.values) }) {
+                let frame = voice.heardStartFrame.load(ordering: .acquiring)
+                if frame != Int64.min { dues.append(Double(frame) / rate - now) }
+            }
+            if let next = dues.min() {
+                // Past due but waiting for the drain: the render thread signals when it is done.
+                _ = eventSemaphore.wait(seconds: next > 0 ? min(next + 0.0005, 1) : 0.1)
+            } else {
+                eventSemaphore.wait()
+            }
             let starts = soundStarts.load(ordering: .acquiring)
             let stops = soundStops.load(ordering: .acquiring)
             // Starts and stops alternate (start, stop, start…): replay them in order.
@@ -225,10 +332,32 @@ extension AudioEngine {
                 defer { failure = nil }
                 return failure
             }
+            // Pause where the listener was: the render thread left the clock at what had
+            // been heard, so a voice's position is there, not at what was mixed.
+            let pausedAt = lost == nil ? [] : voices.withLock { Array($0.values) }.filter { $0.state == .playing || $0.state == .queued }
+                .map { (voice: $0, time: $0.currentTime) }
+            for (voice, time) in pausedAt {
+                // The output is gone: nothing to flush or wait for.
+                voice.playState.store(Voice.PlayState.paused.rawValue, ordering: .releasing)
+                voice.seek(to: time)
+            }
+            if let lost {
+                if configuration.logsOutputChoice {
+                    let times = pausedAt.map { String(Int($0.time * 1000)) + " ms" }.joined(separator: ", ")
+                    let line = "earshot: audio output lost: \(lost)" + (pausedAt.isEmpty ? "" : "; paused at \(times)") + "\n"
+                    _ = line.withCString { write(2, $0, strlen($0)) }
+                }
+                for (voice, _) in pausedAt { voice.onError.withLock { $0 }?(lost) }
+                if serverLost.exchange(false, ordering: .acquiringAndReleasing) {
+                    for observer in resetObservers.withLock({ Array($0.values) }) { observer() }
+                }
+            }
+            let heardNow = deviceCurrentTime * rate
             for voice in voices.withLock({ Array($0.values) }) {
-                if let lost, voice.state == .playing {
-                    voice.pause()
-                    voice.onError.withLock { $0 }?(lost)
+                let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
+                if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
+                   voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                    voice.onStarted.withLock { $0 }?()
                 }
                 if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                     // Rewind at once (a replay starts from the top); report when heard.
@@ -283,6 +412,12 @@ struct SilenceTracker {
         let frames = Int(max(0, now - lastIdleCheck) * rate)
         lastIdleCheck = now
         return addSilence(frames) == .stopped
+    }
+
+    /// While idle: seconds until the silence that ends a sound is complete, or nil when no
+    /// sound is going on.
+    func secondsUntilStopped(rate: Double) -> Double? {
+        silentFrames < threshold ? Double(threshold - silentFrames) / rate : nil
     }
 
     private mutating func addSilence(_ frames: Int) -> Change {

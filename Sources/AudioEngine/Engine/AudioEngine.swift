@@ -4,17 +4,31 @@ import Glibc
 #endif
 
 /// The process's audio engine: every source of the process mixed in Float32 on one
-/// render thread and written as one ALSA stream.
+/// render thread and written as one stream: on the sound server through libpulse where a
+/// PulseAudio-protocol server answers (PulseAudio, or PipeWire's pipewire-pulse), otherwise
+/// (or when an ALSA device is named) to ALSA.
 ///
 /// Reader threads' work (decoding, rate conversion, time-stretching) happens on one
 /// engine reader thread; the render thread only mixes from lock-free rings, applies
-/// per-source gain and pan and the process gain, meters, and writes to ALSA. The device
+/// per-source gain and pan and the process gain, meters, and writes the output. The output
 /// opens when something plays and is released after ``Configuration/idleRelease``
 /// seconds of silence.
 public final class AudioEngine: @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).
         public var device: String
+        /// Where to play. ``OutputChoice/automatic`` unless an ALSA device was named (as
+        /// `device` or in `EARSHOT_AUDIO_DEVICE`), which means ``OutputChoice/alsa``.
+        public var output: OutputChoice
+        /// The sound server to connect to (`unix:/run/user/1000/pulse/native`, `tcp:host`),
+        /// or nil for libpulse's default (`PULSE_SERVER`, the client configuration, the
+        /// user's runtime folder).
+        public var soundServer: String?
+        /// How the stream presents itself to the sound server (see ``AudioEngine/streamIdentity``).
+        public var identity = StreamIdentity()
+        /// Whether the engine says on standard error which output it chose (once, and when
+        /// the choice changes).
+        public var logsOutputChoice = true
         public var sampleRate: Int = 48_000
         /// Frames per ALSA period; the engine mixes one period at a time. 768 at 48 kHz
         /// (16 ms; 3 periods, 48 ms buffered). A stopped stream starts from an empty buffer
@@ -32,7 +46,9 @@ public final class AudioEngine: @unchecked Sendable {
         public var maximumSources: Int = 128
 
         public init(device: String? = nil) {
-            self.device = device ?? AudioEngine.environmentDevice ?? "default"
+            let named = device ?? AudioEngine.environmentDevice
+            self.device = named ?? "default"
+            output = named == nil ? .automatic : .alsa
         }
     }
 
@@ -54,7 +70,11 @@ public final class AudioEngine: @unchecked Sendable {
     enum DeviceState: Int { case closed = 0, open = 1, closing = 2 }
     let deviceState = Atomic<Int>(DeviceState.closed.rawValue)
     private let startLock = Mutex<Void>(())
-    nonisolated(unsafe) var pendingOutput: PCMOutput?
+    nonisolated(unsafe) var pendingOutput: (any AudioOutput)?
+    /// The open output, for identity updates from app threads.
+    let openOutput = Mutex<(any AudioOutput)?>(nil)
+    let identity: Mutex<StreamIdentity>
+    let lastOutputKind = Mutex<OutputKind?>(nil)
     let renderWake = Semaphore()
     let eventSemaphore = Semaphore()
     let readerWake = Semaphore()
@@ -73,10 +93,19 @@ public final class AudioEngine: @unchecked Sendable {
     let processGainRampFrames = Atomic<Int>(0)
     let processGainGeneration = Atomic<UInt32>(0)
 
+    /// A voice paused or stopped while the others were silent: when nothing plays any more,
+    /// drop what is buffered rather than letting it play out (a pause is heard at once).
+    let flushRequested = Atomic<Bool>(false)
+    /// Frames that still played after the last flush (a sink's rendered block): what a
+    /// pause expects to be heard after it, until the flush says.
+    let flushRemainder = Atomic<Int>(0)
     let underruns = Atomic<Int>(0)
     let soundStarts = Atomic<Int>(0)
     let soundStops = Atomic<Int>(0)
     let deviceFailure = Mutex<AudioEngineError?>(nil)
+    /// Set with `deviceFailure` when the sound server itself went away.
+    let serverLost = Atomic<Bool>(false)
+    let resetObservers = Mutex<[UInt64: @Sendable () -> Void]>([:])
 
     // Non-real-time registries (reader and event threads).
     let voices = Mutex<[ObjectIdentifier: Voice]>([:])
@@ -86,6 +115,7 @@ public final class AudioEngine: @unchecked Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        identity = Mutex(configuration.identity)
         slots = (0..<configuration.maximumSources).map { _ in Slot() }
         let engine = Unmanaged.passUnretained(self)
         startThread(name: "earshot-render") { engine.takeUnretainedValue().renderThread() }
@@ -121,7 +151,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Underruns recovered since the engine started.
     public var underrunCount: Int { underruns.load(ordering: .relaxed) }
 
-    /// Whether the ALSA device is open.
+    /// Whether the output (sound-server stream or ALSA device) is open.
     public var isDeviceOpen: Bool { deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue }
 
     /// The process gain (0…1) applied after the mix, ramped over `duration` seconds so that
@@ -212,9 +242,9 @@ public final class AudioEngine: @unchecked Sendable {
         try startLock.withLock { _ throws(AudioEngineError) in
             while deviceState.load(ordering: .acquiring) == DeviceState.closing.rawValue { usleep(1000) }
             guard deviceState.load(ordering: .acquiring) == DeviceState.closed.rawValue else { return }
-            let output = try PCMOutput(device: configuration.device, sampleRate: configuration.sampleRate, channels: 2,
-                                       periodFrames: configuration.periodFrames, periods: configuration.periods)
+            let output = try openOutputStream()
             pendingOutput = output
+            openOutput.withLock { $0 = output }
             deviceState.store(DeviceState.open.rawValue, ordering: .releasing)
             renderWake.signal()
         }

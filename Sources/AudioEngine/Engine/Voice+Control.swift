@@ -19,6 +19,7 @@ extension Voice {
     /// - Throws: ``AudioEngineError`` when the device cannot be opened or too many
     ///   sources play; the voice is then paused.
     public func play(atDeviceTime deviceTime: Double? = nil) throws(AudioEngineError) {
+        rewindOnFlush.store(false, ordering: .releasing)
         prepare()
         try engine.attach(self)
         let frame = deviceTime.map { Int64(($0 * Double(engine.configuration.sampleRate)).rounded()) } ?? Int64.min
@@ -51,17 +52,32 @@ extension Voice {
                                            ordering: .acquiringAndReleasing)
     }
 
-    /// Pauses, keeping the buffered audio and the position.
+    /// Pauses, keeping the position. When nothing else plays, the sound stops at once: the
+    /// render thread drops what the output buffered (a sink's last rendered block still
+    /// plays) and puts the voice back to what was heard. The call does not wait for that:
+    /// ``currentTime`` meanwhile says where the sound is expected to stop. While other
+    /// voices play, what was mixed of it still plays out.
     public func pause() {
         let state = playState.load(ordering: .acquiring)
-        if state == PlayState.playing.rawValue || state == PlayState.queued.rawValue {
+        guard state == PlayState.playing.rawValue || state == PlayState.queued.rawValue else { return }
+        guard state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) else {
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            return
         }
+        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
+        pausedPosition.store(clock.mediaTime(atFrame: expected) ?? position.value)
+        rewindOnFlush.store(true, ordering: .releasing)
+        engine.flushRequested.store(true, ordering: .releasing)
+        playState.store(PlayState.paused.rawValue, ordering: .releasing)
+        engine.openOutput.withLock { $0?.interruptWrite() }
+        engine.renderWake.signal()
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
     public func stop() {
         clearSuccessor()
+        if isPlaying, !engine.anyVoicePlaying(besides: self) { engine.flushRequested.store(true, ordering: .releasing) }
         playState.store(PlayState.stopped.rawValue, ordering: .releasing)
         prepared.store(false, ordering: .releasing)
         resetLoopsRequested.store(true, ordering: .releasing)
@@ -71,16 +87,25 @@ extension Voice {
 
     public var isPlaying: Bool { playState.load(ordering: .acquiring) == PlayState.playing.rawValue }
 
-    /// The playback position in seconds of the file's timeline.
+    /// The playback position in seconds of the file's timeline: what is heard now, by the
+    /// output's timing (a sound server's includes its latency), not what was last mixed.
     public var currentTime: Double {
         if seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring) {
             return seekTarget.value
         }
-        return position.value
+        if rewindOnFlush.load(ordering: .acquiring), playState.load(ordering: .acquiring) == PlayState.paused.rawValue {
+            return pausedPosition.value
+        }
+        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        return clock.mediaTime(atFrame: heard) ?? position.value
     }
 
     /// Moves the position (also while playing); clamped to 0…duration.
-    public func seek(to seconds: Double) {
+    public func seek(to seconds: Double) { seek(to: seconds, keepingRewind: false) }
+
+    /// A seek by the app replaces the position a pause was going back to.
+    func seek(to seconds: Double, keepingRewind: Bool) {
+        if !keepingRewind { rewindOnFlush.store(false, ordering: .releasing) }
         let target = seconds.isFinite ? min(max(0, seconds), max(0, duration)) : 0
         seekTarget.store(target)
         seekGeneration.add(1, ordering: .releasing)
@@ -148,6 +173,12 @@ extension Voice {
 
     /// Times the ring ran dry while playing (the reader could not keep up).
     public var dropoutCount: Int { dropouts.load(ordering: .relaxed) }
+
+    /// Sets the callback called (on the engine's event thread) when the voice's first frame
+    /// after a play or resume is heard.
+    public func setStartHandler(_ handler: (@Sendable () -> Void)?) {
+        onStarted.withLock { $0 = handler }
+    }
 
     /// Sets the callbacks, called on the engine's event thread.
     public func setHandlers(onFinished: (@Sendable (Bool) -> Void)?, onError: (@Sendable (any Error) -> Void)?) {

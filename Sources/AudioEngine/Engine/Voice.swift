@@ -47,6 +47,12 @@ public final class Voice: @unchecked Sendable {
     /// Whether the reader keeps the ring filled (set by prepare and play, cleared by stop).
     let prepared = Atomic<Bool>(false)
     let resetLoopsRequested = Atomic<Bool>(false)
+    /// Paused while nothing else played: when the engine drops the buffered audio, the
+    /// voice goes back to what was heard.
+    let rewindOnFlush = Atomic<Bool>(false)
+    /// Until that rewind: the position the pause expects to stop at (what is heard now, plus
+    /// what the output will still play after its flush), for ``currentTime``.
+    let pausedPosition = AtomicDouble(0)
     /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
     let ringOwner = Atomic<Int>(0)
     /// The reader has buffered ``primeFrames`` (or the whole rest of the file) since the
@@ -59,7 +65,10 @@ public final class Voice: @unchecked Sendable {
     static let primeFrames = 4096
 
     // Render → app.
+    /// The media time of the ring's read position: what was last *mixed*.
     let position = AtomicDouble(0)
+    /// Media time against engine frames, for the position that is *heard*.
+    let clock = VoiceClock()
     let meterPeakLeft = AtomicFloat(0)
     let meterPeakRight = AtomicFloat(0)
     let meterMeanSquareLeft = AtomicFloat(0)
@@ -82,6 +91,8 @@ public final class Voice: @unchecked Sendable {
     var renderGainFramesLeft = 0
     var renderVolumeGeneration: UInt32 = 0
     var renderMark = Mark(ringFrame: 0, mediaTime: 0, mediaPerFrame: 0, isEnd: false)
+    /// The last non-zero media seconds per frame (an end mark has none).
+    var renderPerFrame: Double
     /// Whether the voice has mixed a frame since it was (re)started: until then it waits
     /// for the reader to have ``primed`` the ring (a play without prepare starts a little
     /// late, as with AVAudioPlayer), and an empty ring is not a dropout.
@@ -92,7 +103,12 @@ public final class Voice: @unchecked Sendable {
     // Reader-thread state lives in `Voice+Reader.swift`.
     let reader: VoiceReader
 
+    /// The engine frame where the voice began to sound after its last (re)start, until the
+    /// event thread has reported it heard; `Int64.min` when nothing is pending.
+    let heardStartFrame = Atomic<Int64>(Int64.min)
+
     /// Events, called on the engine's event thread.
+    let onStarted = Mutex<(@Sendable () -> Void)?>(nil)
     let onFinished = Mutex<(@Sendable (_ successfully: Bool) -> Void)?>(nil)
     let onError = Mutex<(@Sendable (any Error) -> Void)?>(nil)
     /// A decode error met by the reader, reported when the voice finishes.
@@ -105,6 +121,7 @@ public final class Voice: @unchecked Sendable {
         self.engine = engine
         let rate = engine.configuration.sampleRate
         ring = FrameRing(channels: 2, capacityFrames: rate / 2)
+        renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
     }
 
@@ -151,9 +168,14 @@ public final class Voice: @unchecked Sendable {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
             return
         }
+        if !renderHasStarted {
+            heardStartFrame.store(firstFrame + Int64(offset), ordering: .releasing)
+            engine.eventSemaphore.signal()
+        }
         renderHasStarted = true
         var out = mix + offset * 2
         let wanted = frames - offset
+        let wasAboveHalf = ring.availableToRead >= ring.capacity / 2
         // The loop works on locals: class properties touched per frame pay for Swift's
         // dynamic exclusivity checks, which cost more than the mixing.
         var gain = renderGain
@@ -178,11 +200,18 @@ public final class Voice: @unchecked Sendable {
                 }
             }
         }
+        // The reader sleeps until a ring falls below half full: wake it once per crossing.
+        if wasAboveHalf, ring.availableToRead < ring.capacity / 2 { engine.readerWake.signal() }
         renderGain = gain
         renderGainStep = gainStep
         renderGainFramesLeft = gainFramesLeft
         if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
         publishPosition()
+        if got > 0 {
+            if renderMark.mediaPerFrame > 0 { renderPerFrame = renderMark.mediaPerFrame }
+            clock.record(VoiceClock.Anchor(endFrame: firstFrame + Int64(offset + got), endMedia: position.value,
+                                           perFrame: renderPerFrame, frames: Int64(got)))
+        }
 
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {

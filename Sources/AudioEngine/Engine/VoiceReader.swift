@@ -83,6 +83,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
             voice.renderHasStarted = false
             voice.position.store(target)
+            voice.clock.clear()
             voice.ringOwner.store(0, ordering: .releasing)
             generation = requested
             rateSeen = rate
@@ -133,6 +134,15 @@ final class VoiceReader: @unchecked Sendable {
             wrote = true
         }
         return wrote
+    }
+
+    /// Whether `fill` has something to do for `voice` now: a seek or rate change to apply, or
+    /// a ring below half full with more to decode. The reader thread sleeps when no voice has.
+    func needsWork(_ voice: Voice) -> Bool {
+        guard voice.prepared.load(ordering: .acquiring) else { return false }
+        let rate = voice.rateEnabled.load(ordering: .relaxed) ? voice.rate.value : 1
+        if voice.seekGeneration.load(ordering: .acquiring) != generation || rate != rateSeen { return true }
+        return !ended && failure == nil && !voice.marks.isFull && voice.ring.availableToRead < voice.ring.capacity / 2
     }
 
     private func restart(at seconds: Double, rate: Float) {

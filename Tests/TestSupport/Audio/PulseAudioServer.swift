@@ -45,11 +45,14 @@ public final class PulseAudioServer: Sendable {
     /// (autospawn off) pointing here, and `PULSE_SINK`/`PULSE_SOURCE` removed.
     public let environment: [String: String]
     /// The daemon's process id.
-    public var pid: Int32 { watchdog.childPID }
+    public var pid: Int32 { watchdog.value.childPID }
     /// The server's log (warnings and errors).
     public var logPath: String { directory + "/pulseaudio.log" }
 
-    private let watchdog: Watchdog
+    private let watchdog: Locked<Watchdog>
+    private let daemonEnvironment: [String: String]
+    /// Whether the null sink rewinds (PulseAudio's default); false means `norewinds=1`.
+    public let rewinds: Bool
     private let sinks = Locked<[Int: NullSink]>([:])
 
     private struct NullSink: Sendable {
@@ -59,8 +62,11 @@ public final class PulseAudioServer: Sendable {
     }
 
     /// Starts a server and waits (up to `timeout` seconds) until `pactl info` answers.
+    ///
+    /// `rewinds: true` leaves the sink as PulseAudio makes it by default (real sinks rewind);
+    /// with `sampleRate: 44100` that is PulseAudio at its defaults.
     public init(
-        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, timeout: Double = 10
+        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, rewinds: Bool = false, timeout: Double = 10
     ) throws {
         try Self.validate(name: sinkName)
         let directory = try TemporaryDirectories.make("earshot-pa")
@@ -90,28 +96,58 @@ public final class PulseAudioServer: Sendable {
             "XDG_RUNTIME_DIR": directory,
             "LANG": "C",
         ]
-        watchdog = try Watchdog(
+        self.daemonEnvironment = daemonEnvironment
+        self.rewinds = rewinds
+        watchdog = Locked(try Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
+                                               rewinds: rewinds, environment: daemonEnvironment))
+        try waitUntilAnswering(timeout: timeout, cleanUp: true)
+    }
+
+    private static func startDaemon(directory: String, sinkName: String, sampleRate: Int, channels: Int, rewinds: Bool,
+                                    environment: [String: String]) throws -> Watchdog {
+        try Watchdog(
             """
             exec pulseaudio -n --daemonize=no --use-pid-file=no --system=no \
               --exit-idle-time=-1 --disallow-exit --realtime=no --high-priority=no \
               --log-target=stderr --log-level=warning \
-              --load="module-null-sink sink_name=$1 rate=$2 channels=$3 norewinds=1" \
-              --load="module-native-protocol-unix auth-anonymous=1" 2>"$4"
+              --load="module-null-sink sink_name=$1 rate=$2 channels=$3 norewinds=$5" \
+              --load="module-native-protocol-unix auth-anonymous=1" 2>>"$4"
             """,
-            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log"],
-            environment: daemonEnvironment)
+            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log", rewinds ? "0" : "1"],
+            environment: environment)
+    }
 
+    /// Kills the daemon (SIGKILL: a crash, as far as its clients can tell) and starts a new
+    /// one on the same socket, with the same sink; returns once it answers. Sinks loaded
+    /// with `loadNullSink` are gone, as after a real restart.
+    public func restart(timeout: Double = 10) throws {
+        let old = watchdog.value
+        kill(old.childPID, SIGKILL)
+        old.stop()
+        // The old daemon's socket file stays behind; the new one replaces it.
+        sinks.withLock { $0 = [:] }
+        watchdog.withLock {
+            $0 = (try? Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
+                                        rewinds: rewinds, environment: daemonEnvironment)) ?? old
+        }
+        guard watchdog.value !== old else { throw TestFailure("pulseaudio could not be started again") }
+        try waitUntilAnswering(timeout: timeout, cleanUp: false)
+    }
+
+    private func waitUntilAnswering(timeout: Double, cleanUp: Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if FileManager.default.fileExists(atPath: socketPath),
-                let info = try? runSync("pactl", ["info"], environment: client, timeout: 5), info.status == 0
+                let info = try? runSync("pactl", ["info"], environment: environment, timeout: 5), info.status == 0
             {
                 break
             }
             if Date() > deadline {
                 let log = (try? String(contentsOfFile: directory + "/pulseaudio.log", encoding: .utf8)) ?? ""
-                watchdog.stop()
-                TemporaryDirectories.remove(directory)
+                if cleanUp {
+                    watchdog.value.stop()
+                    TemporaryDirectories.remove(directory)
+                }
                 throw TestFailure("pulseaudio did not answer within \(timeout) s; log: \(log)")
             }
             usleep(2_000)
@@ -119,7 +155,7 @@ public final class PulseAudioServer: Sendable {
     }
 
     deinit {
-        watchdog.stop()
+        watchdog.value.stop()
         TemporaryDirectories.remove(directory)
     }
 

@@ -1,0 +1,52 @@
+/// One playback stream the render thread writes the mix to: an ALSA PCM (``PCMOutput``) or a
+/// stream on a PulseAudio-protocol sound server (``PulseOutput``).
+///
+/// `write`, `delay`, `drainAndPrepare` and `failure` run on the render thread; the output is
+/// opened on the thread that starts the engine, so that errors reach the caller.
+protocol AudioOutput: AnyObject, Sendable {
+    /// The device's or server's name, for messages (“default”, “pulseaudio 16.1”).
+    var name: String { get }
+    /// Which kind of output this is.
+    var kind: AudioEngine.OutputKind { get }
+    /// Frames the render thread mixes per write.
+    var periodFrames: Int { get }
+    /// Frames buffered between the mix and the listener when the buffer is full.
+    var bufferFrames: Int { get }
+    /// Writes all `frames` (interleaved stereo Float32), blocking while the buffer is full.
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult
+    /// Frames written but not yet heard, from the device's or server's timing; nil when unknown.
+    func delay() -> Int?
+    /// Waits until everything written has been heard; the next write starts the stream again.
+    func drainAndPrepare()
+    /// Drops what is buffered and not yet played, as far as the device or server can
+    /// (a sink's own rendered block may still play), and makes the stream ready to start
+    /// again on the next write. Returns the frames that still play after the call.
+    func flush() -> Int
+    /// Frames a flush is expected to leave playing (a sink's rendered block), from the
+    /// latest timing; render thread.
+    var expectedFlushRemainder: Int { get }
+    /// From an app thread: makes a `write` that waits for room return now (what it had not
+    /// written is dropped), because a flush follows. Outputs that cannot do this ignore it.
+    func interruptWrite()
+    /// Whether the output failed while idle (the server went away, the stream was killed),
+    /// and why. Checked by the render thread when it wakes.
+    func failure() -> OutputWriteResult?
+    /// Applies a new identity (for example `media.name`) to the open stream, if the output can.
+    func update(identity: AudioEngine.StreamIdentity)
+    /// Stops at once, dropping what is buffered, and closes the stream.
+    func close()
+}
+
+/// The result of one write to an ``AudioOutput``.
+enum OutputWriteResult: Sendable {
+    case written
+    /// An underrun (or suspend) happened and the stream continued.
+    case recovered
+    /// The output failed and cannot continue (for example the device was unplugged).
+    case failed(String)
+    /// `interruptWrite` cut the write short: part of the frames were not written (a flush
+    /// follows).
+    case interrupted
+    /// The sound server went away (it exited or restarted): every stream on it is gone.
+    case serverLost(String)
+}

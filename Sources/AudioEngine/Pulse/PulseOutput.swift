@@ -1,0 +1,421 @@
+internal import CPulse
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One playback stream on a PulseAudio-protocol sound server (PulseAudio, or PipeWire through
+/// pipewire-pulse), through libpulse: its own context on a `pa_threaded_mainloop`.
+///
+/// The render thread writes under the mainloop's lock and, when the server's buffer is full,
+/// sleeps in `pa_threaded_mainloop_wait` until the server's write request (or a state
+/// change) signals it: no polling. The clock comes from the server's timing
+/// (`pa_stream_get_latency`, interpolated, sink latency included).
+///
+/// Opened on the thread that starts the engine (so that "no server" reaches the caller);
+/// afterwards `write`, `delay`, `drainAndPrepare`, `failure` and `close` run on the render
+/// thread and `update(identity:)` on an app thread, each under the mainloop's lock.
+/// `@unchecked Sendable` for that reason: every use of the libpulse objects holds the lock.
+final class PulseOutput: AudioOutput, @unchecked Sendable {
+    /// Why a server could not be used.
+    enum OpenError: Error {
+        /// No server answered (nothing listens, or the connection was refused or timed out):
+        /// the engine may fall back to ALSA.
+        case noServer(String)
+        /// A server answered but the stream could not be made.
+        case failed(server: String, reason: String)
+    }
+
+    /// What libpulse's callbacks reach (their userdata): the mainloop to signal, the engine's
+    /// render semaphore to post when the stream or server fails while the render thread
+    /// sleeps, and a timeout flag. Kept alive by the output until every callback is cleared.
+    final class Signals: @unchecked Sendable {
+        let mainloop: OpaquePointer
+        let wake: Semaphore
+        let timedOut = Atomic<Bool>(false)
+        /// Set by `interruptWrite`: the render thread's write returns at once.
+        let interrupted = Atomic<Bool>(false)
+        let underflows = Atomic<Int>(0)
+        let serverInfo = Mutex<String?>(nil)
+        init(mainloop: OpaquePointer, wake: Semaphore) {
+            self.mainloop = mainloop
+            self.wake = wake
+        }
+    }
+
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let stream: OpaquePointer
+    private let signals: Signals
+    /// Set once by `close`, which frees the mainloop: nothing may lock it afterwards.
+    private let closed = Atomic<Bool>(false)
+    private var underflowsSeen = 0
+    /// Set by a drain or flush: the stream's own underflow at the end of a sound may be
+    /// reported late, so the next write starts counting afresh.
+    private var restarting = false
+    let server: String
+    let sampleRate: Int
+    let periodFrames: Int
+    let bufferFrames: Int
+
+    var name: String { server }
+    var kind: AudioEngine.OutputKind { .soundServer(server: server) }
+
+    /// Connects to `address`, or the default server (`PULSE_SERVER`, the client
+    /// configuration, or the user's runtime folder) and opens a stereo Float32 stream at `sampleRate` on the
+    /// default sink, asking for `periodFrames` per server request and `bufferFrames` in all.
+    init(server address: String? = nil, identity: AudioEngine.StreamIdentity, sampleRate: Int, periodFrames: Int, bufferFrames: Int,
+         wake: Semaphore, connectTimeout: Double = 3) throws(OpenError) {
+        guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
+        let signals = Signals(mainloop: mainloop, wake: wake)
+        let userdata = Unmanaged.passUnretained(signals).toOpaque()
+        let api = pa_threaded_mainloop_get_api(mainloop)
+        let properties = PulseOutput.properties(identity, forStream: false)
+        defer { pa_proplist_free(properties) }
+        guard let context = pa_context_new_with_proplist(api, identity.applicationName, properties) else {
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer("pa_context_new failed")
+        }
+        pa_context_set_state_callback(context, { _, userdata in
+            PulseOutput.signal(userdata)
+        }, userdata)
+        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        guard connected >= 0 else {
+            let reason = PulseOutput.error(context)
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer(reason)
+        }
+        pa_threaded_mainloop_set_name(mainloop, "earshot-pulse")
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer("cannot start libpulse's thread")
+        }
+
+        // libpulse's thread answers the server's requests for the render thread: it gets the
+        // same real-time priority, where the process may have it, so that a loaded machine
+        // does not starve the stream.
+        pa_mainloop_api_once(api, { _, _ in
+            var parameters = sched_param()
+            parameters.sched_priority = 10
+            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
+        }, nil)
+        pa_threaded_mainloop_lock(mainloop)
+        // A server that accepts the connection and then never answers (stopped, hung) must
+        // not hang the caller: a timer ends the wait.
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in
+            guard let userdata else { return }
+            let signals = Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue()
+            signals.timedOut.store(true, ordering: .releasing)
+            pa_threaded_mainloop_signal(signals.mainloop, 0)
+        }, userdata)
+        func cancelTimer() {
+            if let timer { api?.pointee.time_free?(timer) }
+        }
+        func teardown(stream: OpaquePointer? = nil) {
+            cancelTimer()
+            if let stream {
+                PulseOutput.clearCallbacks(stream)
+                pa_stream_disconnect(stream)
+                pa_stream_unref(stream)
+            }
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            pa_threaded_mainloop_unlock(mainloop)
+            pa_threaded_mainloop_stop(mainloop)
+            pa_threaded_mainloop_free(mainloop)
+        }
+
+        while true {
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                let reason = PulseOutput.error(context)
+                teardown()
+                throw .noServer(reason)
+            }
+            if signals.timedOut.load(ordering: .acquiring) {
+                teardown()
+                throw .noServer("the server did not answer within \(connectTimeout) s")
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        let serverName = PulseOutput.serverName(context, signals: signals, userdata: userdata)
+
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
+        var map = pa_channel_map()
+        pa_channel_map_init_stereo(&map)
+        let streamProperties = PulseOutput.properties(identity, forStream: true)
+        defer { pa_proplist_free(streamProperties) }
+        guard let stream = pa_stream_new_with_proplist(context, identity.mediaName ?? identity.applicationName, &spec, &map,
+                                                       streamProperties) else {
+            let reason = PulseOutput.error(context)
+            teardown()
+            throw .failed(server: serverName, reason: reason)
+        }
+        pa_stream_set_state_callback(stream, { _, userdata in PulseOutput.signalAndWake(userdata) }, userdata)
+        pa_stream_set_write_callback(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)
+        pa_stream_set_underflow_callback(stream, { _, userdata in
+            guard let userdata else { return }
+            Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue().underflows.add(1, ordering: .relaxed)
+        }, userdata)
+        let frameBytes = UInt32(2 * MemoryLayout<Float>.size)
+        // The whole buffer is the target length; the server asks for a period at a time; it
+        // starts playing once a period is there (as ALSA's start threshold), and after the
+        // engine drains it waits for the next period rather than playing silence.
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bufferFrames) * frameBytes,
+                                        prebuf: UInt32(periodFrames) * frameBytes, minreq: UInt32(periodFrames) * frameBytes,
+                                        fragsize: UInt32.max)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+        guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) >= 0 else {
+            let reason = PulseOutput.error(context)
+            teardown(stream: stream)
+            throw .failed(server: serverName, reason: reason)
+        }
+        while true {
+            let state = pa_stream_get_state(stream)
+            if state == PA_STREAM_READY { break }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || signals.timedOut.load(ordering: .acquiring) {
+                let reason = signals.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
+                    : PulseOutput.error(context)
+                teardown(stream: stream)
+                throw .failed(server: serverName, reason: reason)
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        cancelTimer()
+        // The context's state callback now also wakes the render thread: a server that goes
+        // away while nothing plays must be noticed, not found at the next write.
+        pa_context_set_state_callback(context, { _, userdata in PulseOutput.signalAndWake(userdata) }, userdata)
+        let granted = pa_stream_get_buffer_attr(stream)?.pointee
+        let rate = pa_stream_get_sample_spec(stream)?.pointee.rate ?? UInt32(sampleRate)
+        pa_threaded_mainloop_unlock(mainloop)
+
+        self.mainloop = mainloop
+        self.context = context
+        self.stream = stream
+        self.signals = signals
+        self.server = serverName
+        self.sampleRate = Int(rate)
+        let minreq = granted.map { Int($0.minreq / frameBytes) } ?? periodFrames
+        self.periodFrames = max(64, min(minreq, 16_384))
+        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) } ?? bufferFrames
+    }
+
+    deinit { close() }
+
+    // MARK: Render thread
+
+    func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        if restarting {
+            restarting = false
+            underflowsSeen = signals.underflows.load(ordering: .relaxed)
+        }
+        var offset = 0
+        let frameBytes = 2 * MemoryLayout<Float>.size
+        while offset < frames {
+            if let failure = lockedFailure() { return failure }
+            if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted }
+            let writable = pa_stream_writable_size(stream)
+            if writable < frameBytes {
+                pa_threaded_mainloop_wait(mainloop)
+                continue
+            }
+            let count = min(writable / frameBytes, frames - offset)
+            if pa_stream_write(stream, samples + offset * 2, count * frameBytes, nil, 0, PA_SEEK_RELATIVE) < 0 {
+                return .failed(PulseOutput.error(context))
+            }
+            offset += count
+        }
+        let underflows = signals.underflows.load(ordering: .relaxed)
+        defer { underflowsSeen = underflows }
+        return underflows != underflowsSeen ? .recovered : .written
+    }
+
+    func delay() -> Int? {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
+        if let timing = pa_stream_get_timing_info(stream)?.pointee {
+            sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        }
+        return negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    /// The sink's own latency at the last timing update: what it has rendered and still
+    /// plays after a flush. Render thread only.
+    private var sinkLatency = 0
+    var expectedFlushRemainder: Int { sinkLatency }
+
+    func drainAndPrepare() {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard lockedFailure() == nil else { return }
+        let userdata = Unmanaged.passUnretained(signals).toOpaque()
+        guard let operation = pa_stream_drain(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata) else { return }
+        while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        pa_operation_unref(operation)
+        // The drain's own underflow is the end of the sound, not a dropout.
+        restarting = true
+    }
+
+    func flush() -> Int {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        signals.interrupted.store(false, ordering: .relaxed)
+        guard lockedFailure() == nil else { return 0 }
+        let userdata = Unmanaged.passUnretained(signals).toOpaque()
+        // The flush moves the server's write index back to its read index; the timing
+        // update after it tells how much the sink had already rendered (it still plays).
+        for operation in [pa_stream_flush(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata),
+                          pa_stream_update_timing_info(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)] {
+            guard let operation else { continue }
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
+                pa_threaded_mainloop_wait(mainloop)
+            }
+            pa_operation_unref(operation)
+        }
+        restarting = true
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
+        return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    /// App thread, under the engine's `openOutput` lock (so never after `close`).
+    func interruptWrite() {
+        guard !closed.load(ordering: .acquiring) else { return }
+        signals.interrupted.store(true, ordering: .releasing)
+        pa_threaded_mainloop_lock(mainloop)
+        pa_threaded_mainloop_signal(mainloop, 0)
+        pa_threaded_mainloop_unlock(mainloop)
+    }
+
+    func failure() -> OutputWriteResult? {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return lockedFailure()
+    }
+
+    private func lockedFailure() -> OutputWriteResult? {
+        let contextState = pa_context_get_state(context)
+        if contextState == PA_CONTEXT_FAILED || contextState == PA_CONTEXT_TERMINATED {
+            return .serverLost(PulseOutput.error(context))
+        }
+        let state = pa_stream_get_state(stream)
+        if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            let errno = pa_context_errno(context)
+            // `pactl kill-sink-input` (or a policy) removed the stream.
+            return .failed(errno == Int32(PA_ERR_KILLED.rawValue) || errno == 0 ? "the server removed the stream" : PulseOutput.error(context))
+        }
+        return nil
+    }
+
+    // MARK: App threads
+
+    func update(identity: AudioEngine.StreamIdentity) {
+        guard !closed.load(ordering: .acquiring) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard pa_stream_get_state(stream) == PA_STREAM_READY else { return }
+        let properties = PulseOutput.properties(identity, forStream: true)
+        defer { pa_proplist_free(properties) }
+        if let operation = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, properties, nil, nil) {
+            pa_operation_unref(operation)
+        }
+    }
+
+    /// Render thread (or deinit); the engine clears its `openOutput` reference first, under
+    /// the lock `update(identity:)` runs in, so no app thread is inside the output then.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        PulseOutput.clearCallbacks(stream)
+        pa_stream_disconnect(stream)
+        pa_stream_unref(stream)
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+        // `signals` is released with self, after libpulse's thread has stopped.
+    }
+
+    // MARK: Helpers
+
+    private static func signal(_ userdata: UnsafeMutableRawPointer?) {
+        guard let userdata else { return }
+        pa_threaded_mainloop_signal(Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue().mainloop, 0)
+    }
+
+    private static func signalAndWake(_ userdata: UnsafeMutableRawPointer?) {
+        guard let userdata else { return }
+        let signals = Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue()
+        pa_threaded_mainloop_signal(signals.mainloop, 0)
+        signals.wake.signal()
+    }
+
+    private static func clearCallbacks(_ stream: OpaquePointer) {
+        pa_stream_set_state_callback(stream, nil, nil)
+        pa_stream_set_write_callback(stream, nil, nil)
+        pa_stream_set_underflow_callback(stream, nil, nil)
+    }
+
+    private static func error(_ context: OpaquePointer) -> String {
+        pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    /// “pulseaudio 16.1” or “PulseAudio (on PipeWire 0.3.65) 15.0.0”, asked of the server
+    /// (called with the lock held, once the context is ready).
+    private static func serverName(_ context: OpaquePointer, signals: Signals, userdata: UnsafeMutableRawPointer) -> String {
+        if let operation = pa_context_get_server_info(context, { _, info, userdata in
+            guard let userdata else { return }
+            let signals = Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue()
+            if let info = info?.pointee {
+                let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
+                let version = info.server_version.map { String(cString: $0) } ?? "?"
+                signals.serverInfo.withLock { $0 = "\(name) \(version)" }
+            }
+            pa_threaded_mainloop_signal(signals.mainloop, 0)
+        }, userdata) {
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !signals.timedOut.load(ordering: .acquiring),
+                  pa_context_get_state(context) == PA_CONTEXT_READY {
+                pa_threaded_mainloop_wait(signals.mainloop)
+            }
+            pa_operation_unref(operation)
+        }
+        return signals.serverInfo.withLock { $0 } ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
+    }
+
+    /// The proplist libpulse gets: the application's keys on the context and the stream
+    /// (a stream's own list wins), the role and media name on the stream.
+    private static func properties(_ identity: AudioEngine.StreamIdentity, forStream: Bool) -> OpaquePointer {
+        let list = pa_proplist_new()!
+        func set(_ key: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            _ = pa_proplist_sets(list, key, value)
+        }
+        set(PA_PROP_APPLICATION_NAME, identity.applicationName)
+        set(PA_PROP_APPLICATION_ID, identity.applicationID)
+        set(PA_PROP_APPLICATION_ICON_NAME, identity.iconName)
+        set(PA_PROP_APPLICATION_PROCESS_ID, String(getpid()))
+        set(PA_PROP_APPLICATION_PROCESS_BINARY, AudioEngine.StreamIdentity.programName)
+        if forStream {
+            set(PA_PROP_MEDIA_ROLE, identity.role.rawValue)
+            set(PA_PROP_MEDIA_NAME, identity.mediaName ?? identity.applicationName)
+        }
+        return list
+    }
+}

@@ -1,0 +1,105 @@
+import AudioEngine
+import Foundation
+import Testing
+import TestSupport
+
+/// The three sound servers the engine meets: PulseAudio at 48 kHz without rewinds (the
+/// harness's usual sink), PulseAudio at its defaults (44.1 kHz, rewinds on: what real sinks
+/// look like), and PipeWire through pipewire-pulse. Each test starts its own server.
+enum ServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case pulseAudio48kNoRewinds
+    case pulseAudioDefaults
+    case pipeWire
+
+    var testDescription: String {
+        switch self {
+        case .pulseAudio48kNoRewinds: "PulseAudio, 48 kHz, norewinds"
+        case .pulseAudioDefaults: "PulseAudio, 44.1 kHz, rewinds"
+        case .pipeWire: "PipeWire (pipewire-pulse)"
+        }
+    }
+
+    /// Starts the server; `body` gets its address and a recorder of what its sink plays.
+    func run(_ body: (_ address: String, _ record: (() async throws -> Void) async throws -> CapturedAudio) async throws -> Void)
+        async throws
+    {
+        switch self {
+        case .pulseAudio48kNoRewinds, .pulseAudioDefaults:
+            let server = self == .pulseAudioDefaults
+                ? try PulseAudioServer(sinkName: "matrix", sampleRate: 44100, rewinds: true)
+                : try PulseAudioServer(sinkName: "matrix")
+            // An idle null sink renders in blocks of up to 2 s: a stream that starts can stall
+            // that long (the capture wakes it, but only for the block in hand). A silent
+            // low-latency stream keeps it awake, as the shared server's does.
+            let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=\(server.sampleRate)",
+                                                "--channels=\(server.channels)", "--raw", "/dev/zero"], environment: server.environment)
+            defer { keepAlive.kill(SIGKILL) }
+            try await eventually("the keep-alive stream", timeout: 5) { try server.listSinkInputs().count >= 1 }
+            try await body(server.address) { inner in try await Capture(server: server).record(inner) }
+        case .pipeWire:
+            let server = try PipeWireServer(sinkName: "matrix")
+            try await body(server.address) { inner in try await PipeWireCapture(server: server).record(inner) }
+        }
+    }
+}
+
+@Suite("AudioEngine on every sound server", .serialized)
+struct ServerMatrixTests {
+    static func engine(_ address: String) -> AudioEngine {
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = address
+        configuration.identity = .init(applicationName: "Server Matrix Test")
+        configuration.logsOutputChoice = false
+        return AudioEngine(configuration: configuration)
+    }
+
+    @Test("a tone plays whole, at its frequency, level and duration", arguments: ServerKind.allCases)
+    func tonePlaysWhole(on kind: ServerKind) async throws {
+        try await kind.run { address, record in
+            let engine = Self.engine(address)
+            let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 1000, duration: 1, level: -6)))
+            defer { voice.dispose() }
+            let audio = try await record {
+                try voice.play()
+                try await eventually("the tone to end", timeout: 5) { !voice.isPlaying }
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            guard case .soundServer(let server) = engine.outputKind else {
+                Issue.record("not through the server: \(String(describing: engine.outputKind))")
+                return
+            }
+            let regions = audio.activeRegions()
+            print(String(format: "Matrix %@ (%@): %@; %d underruns", kind.rawValue, server, "\(regions)", engine.underrunCount))
+            try #require(regions.count == 1, "\(regions)")
+            let region = regions[0]
+            #expect(abs(region.duration - 1) <= 0.02, "\(region.duration) s")
+            let middle = (region.start + 0.1)..<(region.end - 0.1)
+            let frequency = try #require(audio.dominantFrequency(channel: 0, range: middle))
+            #expect(abs(frequency - 1000) <= 3, "\(frequency) Hz")
+            #expect(abs(audio.sineLevelDBFS(channel: 0, range: middle) + 6) <= 0.5)
+            #expect(engine.underrunCount == 0)
+        }
+    }
+
+    @Test("after a pause, currentTime equals what the sink played, within 10 ms", arguments: ServerKind.allCases)
+    func positionMatches(on kind: ServerKind) async throws {
+        try await kind.run { address, record in
+            let engine = Self.engine(address)
+            let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
+            defer { voice.dispose() }
+            var atPause = 0.0, settled = 0.0
+            let audio = try await record {
+                try voice.play()
+                try await Task.sleep(for: .milliseconds(1200))
+                atPause = voice.currentTime
+                voice.pause()
+                try await Task.sleep(for: .milliseconds(300))
+                settled = voice.currentTime
+            }
+            let heard = audio.activeRegions().totalDuration
+            print(String(format: "Matrix %@: heard %.4f s, currentTime %.4f s at the pause call, %.4f s after", kind.rawValue, heard, atPause, settled))
+            #expect(abs(settled - heard) <= 0.010, "currentTime \(settled) s, the sink played \(heard) s")
+            #expect(heard - atPause <= 0.030, "the sound went on \(heard - atPause) s after pause()")
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// `earshot play` through the sound server, as a desktop sees it: the stream's properties
+/// in `pactl list sink-inputs`, MPRIS Position against what the sink played, and the server
+/// restarting under it.
+@Suite("earshot play through the sound server")
+struct SoundServerPlayTests {
+    static func position(_ player: SessionPlayer, _ world: SessionWorld) async throws -> (position: Double, at: ContinuousClock.Instant) {
+        let sent = ContinuousClock.now
+        let reply = try await world.client.call(
+            destination: "org.mpris.MediaPlayer2." + player.app, path: "/org/mpris/MediaPlayer2",
+            interface: StandardInterface.properties, method: "Get",
+            [.string("org.mpris.MediaPlayer2.Player"), .string("Position")])
+        let received = ContinuousClock.now
+        let value = try #require(reply.first)
+        let micros = try #require(value.unwrapped.int64)
+        // The reply was made between sending and receiving: take the middle.
+        return (Double(micros) / 1e6, sent + (received - sent) / 2)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    @Test("the stream names the app (its --name), its icon, process and role music")
+    func streamProperties() async throws {
+        let world = try await SessionWorld()
+        let player = try world.play("podcasts", side: .left)
+        try await player.waitUntilPlaying()
+        let listing = try world.server.pactl("list", "sink-inputs")
+        let pid = try #require(try await world.pid(of: try await player.uniqueName()))
+        let block = try #require(listing.components(separatedBy: "Sink Input #").first { $0.contains("application.process.id = \"\(pid)\"") },
+                                 "\(listing)")
+        #expect(block.contains("application.name = \"podcasts\""), "\(block)")
+        #expect(block.contains("application.icon_name = \"earshot\""), "\(block)")
+        #expect(block.contains("media.role = \"music\""), "\(block)")
+        #expect(!block.contains("ALSA plug-in"), "\(block)")
+    }
+
+    @Test("MPRIS Position matches what the sink played, from the first second")
+    func positionMatchesSink() async throws {
+        let world = try await SessionWorld()
+        let capture = try await world.capture()
+        let player = try world.play("clock", side: .left, duration: 6)
+        try await player.waitUntilPlaying()
+        try await Task.sleep(for: .milliseconds(300))
+        // While playing: Position read at a known instant…
+        let (playing, readAt) = try await Self.position(player, world)
+        // …then paused at a known instant: a pause is heard at once, so what the sink played
+        // is the position at the pause, and the position read before must be that less the
+        // time between the two.
+        let pauseSent = ContinuousClock.now
+        let result = try await world.playerctl("--player", "clock", "pause")
+        #expect(result.status == 0, "\(result.stderr)")
+        let pauseDone = ContinuousClock.now
+        try await sessionPoll("Paused") { try await player.playbackStatus() == "Paused" }
+        try await Task.sleep(for: .milliseconds(300))
+        let (paused, _) = try await Self.position(player, world)
+        let audio = try await capture.stop()
+        let heard = audio.activeRegions(channel: SessionSide.left.channel).totalDuration
+        sessionReport(String(format: "Position %.4f s while playing; %.4f s paused; the sink played %.4f s", playing, paused, heard))
+        #expect(abs(paused - heard) <= 0.010, "Position \(paused) s after the pause, the sink played \(heard) s")
+        // The pause took effect somewhere between sending it and playerctl's return.
+        let earliest = paused - Self.seconds(pauseDone - readAt)
+        let latest = paused - Self.seconds(pauseSent - readAt) + 0.030
+        #expect(playing >= earliest - 0.010 && playing <= latest + 0.010,
+                "Position \(playing) s while playing, expected \(earliest)…\(latest) s from the pause")
+    }
+
+    @Test("the sound server restarts mid-play: earshot play pauses where it was, says why, and MPRIS says Paused")
+    func serverRestart() async throws {
+        let world = try await SessionWorld(keepAwake: false)
+        let player = try world.play("restart", side: .left, duration: 10)
+        try await player.waitUntilPlaying()
+        try await Task.sleep(for: .milliseconds(700))
+        // What the sink had played by the kill: a capture until then.
+        let capture0 = try await world.capture()
+        try await Task.sleep(for: .milliseconds(500))
+        let (before, _) = try await Self.position(player, world)
+        try world.server.restart()
+        let heardBefore = try await capture0.stop(drain: 0).activeRegions(channel: SessionSide.left.channel).totalDuration
+        try await sessionPoll("Paused after the restart", timeout: 5) { try await player.playbackStatus() == "Paused" }
+        try await Task.sleep(for: .milliseconds(300))
+        let (after, _) = try await Self.position(player, world)
+        // Not before what the capture heard in its last half second, and not past what the
+        // old server could have buffered.
+        #expect(after >= heardBefore && after <= before + 0.3, "Position \(after) s; \(before) s before the restart, \(heardBefore) s captured")
+        try await Task.sleep(for: .milliseconds(300))
+        let (later, _) = try await Self.position(player, world)
+        #expect(abs(later - after) < 0.002, "Position holds while paused: \(after) s, then \(later) s")
+        #expect(player.process.stderr.contains("audio output lost: the sound server"), "\(player.process.stderr)")
+        #expect(player.process.isRunning)
+
+        // Play again: it plays on the new server, from where it stopped.
+        let capture = try await world.capture()
+        let result = try await world.playerctl("--player", "restart", "play")
+        #expect(result.status == 0, "\(result.stderr)")
+        try await sessionPoll("Playing again") { try await player.playbackStatus() == "Playing" }
+        try await Task.sleep(for: .milliseconds(800))
+        let audio = try await capture.stop()
+        #expect(audio.activeRegions(channel: SessionSide.left.channel).totalDuration > 0.5, "the new server hears it")
+        let (resumed, _) = try await Self.position(player, world)
+        #expect(resumed > after + 0.5, "it went on from \(after) s: \(resumed) s")
+    }
+}

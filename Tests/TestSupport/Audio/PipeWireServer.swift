@@ -1,0 +1,152 @@
+import Foundation
+
+/// A private PipeWire, as a desktop runs it (`pipewire`, `wireplumber`, `pipewire-pulse`),
+/// headless, with a null sink: the PulseAudio protocol on PipeWire for the same real-time
+/// tests as ``PulseAudioServer``.
+///
+/// Each has its own runtime folder (mode 700; PipeWire's and pipewire-pulse's sockets live
+/// there) and its own session bus (WirePlumber wants one; a private one keeps it from
+/// meeting the test's). The null sink comes from `pactl load-module module-null-sink`, which
+/// pipewire-pulse implements, and is made the default sink. The three daemons run under
+/// watchdogs that kill them when the test process goes.
+///
+/// Capture with ``PipeWireCapture`` (`pw-record`): on pipewire-pulse 0.3.65, `parec` from a
+/// monitor loses about a third of the audio (see FIELD-NOTES).
+public final class PipeWireServer: Sendable {
+    /// The runtime folder, also HOME.
+    public let directory: String
+    /// pipewire-pulse's native-protocol socket.
+    public var socketPath: String { directory + "/pulse/native" }
+    /// `unix:SOCKET`, for `PULSE_SERVER` or ``AudioEngine.Configuration.soundServer``.
+    public var address: String { "unix:" + socketPath }
+    public let sinkName: String
+    public let sampleRate: Int
+    public let channels: Int
+    /// For a client of this server (`pactl`, `pw-record`, `earshot`): the runtime folder,
+    /// HOME, the private bus, and `PULSE_SERVER`.
+    public let environment: [String: String]
+
+    private let bus: PrivateBus
+    private let daemons: [Watchdog]
+
+    /// Starts the three daemons, waits (up to `timeout` s) for `pactl info`, and loads the sink.
+    public init(sinkName: String = "earshot_pw", sampleRate: Int = 48000, channels: Int = 2, timeout: Double = 15) throws {
+        let directory = try TemporaryDirectories.make("earshot-pw")
+        chmod(directory, 0o700)
+        self.directory = directory
+        self.sinkName = sinkName
+        self.sampleRate = sampleRate
+        self.channels = channels
+        bus = try PrivateBus()
+        var client = ProcessInfo.processInfo.environment
+        client["XDG_RUNTIME_DIR"] = directory
+        client["HOME"] = directory
+        client["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        client["PULSE_SERVER"] = "unix:" + directory + "/pulse/native"
+        for key in ["PULSE_SINK", "PULSE_SOURCE", "PULSE_CLIENTCONFIG", "PULSE_COOKIE", "PIPEWIRE_REMOTE"] { client[key] = nil }
+        environment = client
+        let daemonEnvironment = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+            "HOME": directory,
+            "XDG_RUNTIME_DIR": directory,
+            "DBUS_SESSION_BUS_ADDRESS": bus.address,
+            "LANG": "C",
+        ]
+        var started: [Watchdog] = []
+        do {
+            for daemon in ["pipewire", "wireplumber", "pipewire-pulse"] {
+                started.append(try Watchdog("exec \"$1\" 2>>\"$2\"", [daemon, directory + "/\(daemon).log"], environment: daemonEnvironment))
+                if daemon == "pipewire" {
+                    // WirePlumber and pipewire-pulse connect to PipeWire's socket at start.
+                    let deadline = Date().addingTimeInterval(timeout)
+                    while !FileManager.default.fileExists(atPath: directory + "/pipewire-0"), Date() < deadline { usleep(2_000) }
+                }
+            }
+            daemons = started
+            let deadline = Date().addingTimeInterval(timeout)
+            while true {
+                if FileManager.default.fileExists(atPath: directory + "/pulse/native"),
+                    let info = try? runSync("pactl", ["info"], environment: client, timeout: 5), info.status == 0
+                {
+                    break
+                }
+                if Date() > deadline { throw TestFailure("pipewire-pulse did not answer within \(timeout) s") }
+                usleep(5_000)
+            }
+            let load = try runSync("pactl", ["load-module", "module-null-sink", "sink_name=\(sinkName)", "rate=\(sampleRate)",
+                                             "channels=\(channels)"], environment: client)
+            guard load.status == 0 else { throw TestFailure("cannot load the null sink: \(load.stderr)") }
+            _ = try runSync("pactl", ["set-default-sink", sinkName], environment: client)
+            // The sink appears to clients once WirePlumber has seen it.
+            let sinkDeadline = Date().addingTimeInterval(timeout)
+            while try !runSync("pactl", ["get-default-sink"], environment: client).output.contains(sinkName) {
+                if Date() > sinkDeadline { throw TestFailure("the null sink did not become the default") }
+                usleep(10_000)
+                _ = try runSync("pactl", ["set-default-sink", sinkName], environment: client)
+            }
+        } catch {
+            started.forEach { $0.stop() }
+            TemporaryDirectories.remove(directory)
+            throw error
+        }
+    }
+
+    deinit {
+        daemons.reversed().forEach { $0.stop() }
+        TemporaryDirectories.remove(directory)
+    }
+
+    /// Runs `pactl ARGUMENTS` against this server and returns its output; throws if it fails.
+    @discardableResult
+    public func pactl(_ arguments: String...) throws -> String {
+        let result = try runSync("pactl", arguments, environment: environment)
+        guard result.status == 0 else {
+            throw TestFailure("pactl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
+        }
+        return result.output
+    }
+}
+
+/// Records what a PipeWire sink plays with `pw-record --target SINK` and
+/// `stream.capture.sink=true` (float32, the sink's rate and channels), from `start()` until
+/// `stop()`, which interrupts it (SIGINT) so that it writes the WAV header.
+public final class PipeWireCapture: Sendable {
+    public let server: PipeWireServer
+    private let path: String
+    private let recorder = Locked<Child?>(nil)
+
+    public init(server: PipeWireServer) throws {
+        self.server = server
+        path = try TemporaryDirectories.make("earshot-pwcap") + "/capture.wav"
+    }
+
+    /// Starts `pw-record` and returns once samples arrive in its file.
+    public func start(timeout: Double = 5) async throws {
+        let child = try Child("pw-record", ["--target", server.sinkName, "-P", "{ stream.capture.sink=true }", "--format", "f32",
+                                            "--rate", String(server.sampleRate), "--channels", String(server.channels), path],
+                              environment: server.environment)
+        recorder.withLock { $0 = child }
+        let deadline = Date().addingTimeInterval(timeout)
+        // The header is 44–80 bytes; past a few kB, samples flow.
+        while (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 < 16_384 {
+            if Date() > deadline || !child.isRunning { throw TestFailure("pw-record delivered nothing: \(child.stderr)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Stops the recording (after `drain` seconds, for what is still on its way) and reads it.
+    public func stop(drain: Double = 0.15) async throws -> CapturedAudio {
+        guard let child = recorder.withLock({ $0 }) else { throw TestFailure("PipeWireCapture.stop() without start()") }
+        try await Task.sleep(for: .milliseconds(Int(drain * 1000)))
+        child.kill(SIGINT)
+        try await child.wait(timeout: 5)
+        return try TestSignals.readWAV(path)
+    }
+
+    /// Records while `body` runs.
+    public func record(_ body: () async throws -> Void) async throws -> CapturedAudio {
+        try await start()
+        try await body()
+        return try await stop()
+    }
+}

@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 
 /// Calls that carry out a remote command run on the player's command queue, never on the
 /// bus thread: a command handler may open files or the audio device, and the bus thread

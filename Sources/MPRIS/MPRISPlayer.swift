@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import Synchronization
 
 /// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
@@ -32,8 +31,9 @@ public final class MPRISPlayer: Sendable {
     }
     private let state = Mutex(State())
     /// Where calls that carry out remote commands run, one at a time in arrival order
-    /// (MPRISPlayer+CommandQueue): never the bus thread.
-    let commandQueue = DispatchQueue(label: "org.earshot.MPRIS.commands")
+    /// (MPRISPlayer+CommandQueue), on a thread of their own below the bus thread in CPU
+    /// priority (MPRISPlayer+CommandThread): never the bus thread.
+    let commandQueue = CommandThread()
 
     /// Exports the player object (with `TrackList` when `trackList` is given). Call
     /// ``publish()`` to take the bus name.

@@ -19,14 +19,14 @@ extension QueuePlayer: TrackListSource {
 
     /// Adds a local file (`file://` URIs only).
     public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
-        // A NUL in the path would end it early for the C calls that open it: another file.
-        guard let url = URL(string: uri), url.isFileURL, !url.path.utf8.contains(0) else { return .noSuchContent }
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
         // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
         if trackID != nil, after == nil { return .noSuchContent }
+        // The file is found by the bytes of its path, which need not be UTF-8 (LocalFile).
+        guard let file = try? LocalFile(uri: uri) else { return .noSuchContent }
         let item: Item
         do {
-            item = try insert(url, after: after, atStart: trackID == nil)
+            item = try insert(file.url, name: file.name, holding: file.heldDescriptor, after: after, atStart: trackID == nil)
         } catch is FullError {
             return .commandFailed
         } catch {

@@ -3,6 +3,9 @@ public import FoundationEssentials
 import Dispatch
 public import MPRIS
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Plays an ordered queue of files, advancing at the end of each (the `AVQueuePlayer`
 /// analog).
@@ -62,6 +65,19 @@ public final class QueuePlayer: Sendable {
         /// The audio session paused the current item (an interruption): the queue still
         /// means to play, but is not playing.
         var suspended = false
+        /// Descriptors that items' paths go through (`/proc/self/fd/N`, see ``LocalFile``),
+        /// by item id; closed when the item leaves the queue.
+        var heldDescriptors: [UInt64: Int32] = [:]
+
+        /// Closes the descriptors of items no longer in the queue.
+        mutating func releaseDescriptors() {
+            guard !heldDescriptors.isEmpty else { return }
+            let present = Set(items.map(\.id))
+            for (id, fd) in heldDescriptors where !present.contains(id) {
+                close(fd)
+                heldDescriptors[id] = nil
+            }
+        }
 
         /// Forgets the prepared next item, unlinking it from the current player first so
         /// that the engine never starts a player that is gone.
@@ -99,7 +115,10 @@ public final class QueuePlayer: Sendable {
         resolveArtwork(for: self.items)
     }
 
-    deinit { continuation.finish() }
+    deinit {
+        continuation.finish()
+        for fd in state.withLock({ $0.heldDescriptors.values }) { close(fd) }
+    }
 
     static func inspect(_ url: URL, name: String? = nil) throws -> Item {
         let file = try AudioFile(contentsOf: url.path)
@@ -125,6 +144,15 @@ public final class QueuePlayer: Sendable {
             var unpublished = false
             for item in items where item.url.isFileURL {
                 guard let self else { return }
+                // A file reached through a held descriptor (LocalFile) is not searched: the
+                // descriptor closes when the item leaves, and its number may then name
+                // another file; nor is there a folder to find an image beside it in.
+                // (Held-ness is set at insertion, before this runs: an item held and since
+                // removed is no longer in the queue, and skipped too.)
+                let searchable = self.state.withLock { s in
+                    s.heldDescriptors[item.id] == nil && s.items.contains { $0.id == item.id }
+                }
+                guard searchable else { continue }
                 guard let art = CoverArt.find(forAudioFileAt: item.url.path),
                       let path = try? QueuePlayer.artCache.store(art) else { continue }
                 let isCurrent = self.state.withLock { s -> Bool in
@@ -174,10 +202,27 @@ public final class QueuePlayer: Sendable {
     /// - Throws: ``AudioFileError`` for a file that cannot be opened; ``FullError`` when
     ///   the queue holds ``maximumItemCount`` items.
     public func insert(_ url: URL, after item: Item? = nil, atStart: Bool = false) throws -> Item {
-        let inspected = try QueuePlayer.inspect(url)
+        try insert(url, name: nil, holding: nil, after: item, atStart: atStart)
+    }
+
+    /// ``insert(_:after:atStart:)`` for a file reached through `descriptor` (its path is
+    /// `/proc/self/fd/N`, titled by `name`): the queue owns the descriptor from here on, and
+    /// closes it when the item leaves the queue (or at once if it is refused).
+    func insert(_ url: URL, name: String?, holding descriptor: Int32?, after item: Item?, atStart: Bool) throws -> Item {
+        let inspected: Item
+        do {
+            inspected = try QueuePlayer.inspect(url, name: name)
+        } catch {
+            if let descriptor { close(descriptor) }
+            throw error
+        }
         let inserted = try state.withLock { s throws(FullError) in
-            guard s.items.count < QueuePlayer.maximumItemCount else { throw FullError(url: url) }
+            guard s.items.count < QueuePlayer.maximumItemCount else {
+                if let descriptor { close(descriptor) }
+                throw FullError(url: url)
+            }
             let new = inspected.numbered(s.nextID)
+            if let descriptor { s.heldDescriptors[new.id] = descriptor }
             s.nextID += 1
             if let item, let at = s.items.firstIndex(of: item) {
                 s.items.insert(new, at: at + 1)
@@ -207,6 +252,7 @@ public final class QueuePlayer: Sendable {
             guard let at = s.items.firstIndex(of: item) else { return false }
             s.items.remove(at: at)
             s.artwork[item.id] = nil
+            s.releaseDescriptors()
             s.dropNext()
             guard let index = s.index else { return true }
             if at < index {
@@ -233,6 +279,7 @@ public final class QueuePlayer: Sendable {
         state.withLock { s in
             s.items.removeAll()
             s.artwork.removeAll()
+            s.releaseDescriptors()
             s.index = nil
             s.dropNext()
         }

@@ -8,13 +8,11 @@ extension MPRISPlayer {
         DBusInterface(
             MPRISPlayer.rootInterface,
             methods: [
-                DBusMethod("Raise") { [weak self] _ in
-                    try self?.deliver(self?.commands.raiseCommand.perform(), "Raise")
-                    return []
+                queued("Raise") { player, _ throws(DBusError) in
+                    try player.deliver(player.commands.raiseCommand.perform(), "Raise")
                 },
-                DBusMethod("Quit") { [weak self] _ in
-                    try self?.deliver(self?.commands.quitCommand.perform(), "Quit")
-                    return []
+                queued("Quit") { player, _ throws(DBusError) in
+                    try player.deliver(player.commands.quitCommand.perform(), "Quit")
                 },
             ],
             properties: [
@@ -39,34 +37,28 @@ extension MPRISPlayer {
                 simple("Pause", when: \.canPause) { $0.commands.pauseCommand },
                 simple("Stop", when: \.canStop) { $0.commands.stopCommand },
                 simple("Play", when: \.canPlay) { $0.commands.playCommand },
-                DBusMethod("PlayPause") { [weak self] _ in
-                    try self?.playPause()
-                    return []
+                queued("PlayPause") { player, _ throws(DBusError) in try player.playPause() },
+                queued("Seek", inputs: [.init("Offset", .int64)]) { player, call throws(DBusError) in
+                    guard case .int64(let offset) = call.arguments[0] else { return }
+                    try player.seek(by: offset)
                 },
-                DBusMethod("Seek", inputs: [.init("Offset", .int64)]) { [weak self] call in
-                    guard case .int64(let offset) = call.arguments[0] else { return [] }
-                    try self?.seek(by: offset)
-                    return []
+                queued("SetPosition", inputs: [.init("TrackId", .objectPath), .init("Position", .int64)]) { player, call throws(DBusError) in
+                    guard case .objectPath(let track) = call.arguments[0], case .int64(let position) = call.arguments[1] else { return }
+                    try player.setPosition(track: track, position: position)
                 },
-                DBusMethod("SetPosition", inputs: [.init("TrackId", .objectPath), .init("Position", .int64)]) { [weak self] call in
-                    guard case .objectPath(let track) = call.arguments[0], case .int64(let position) = call.arguments[1] else { return [] }
-                    try self?.setPosition(track: track, position: position)
-                    return []
-                },
-                DBusMethod("OpenUri", inputs: [.init("Uri", .string)]) { [weak self] call in
-                    try self?.openURI(call.arguments[0].string ?? "")
-                    return []
+                queued("OpenUri", inputs: [.init("Uri", .string)]) { player, call throws(DBusError) in
+                    try player.openURI(call.arguments[0].string ?? "")
                 },
             ],
             properties: [
                 property("PlaybackStatus", .string) { .string($0.playbackStatus) },
-                property("LoopStatus", .string, get: { .string($0.loopStatus) }, set: { try $0.setLoopStatus($1) }),
-                property("Rate", .double, get: { .double($0.rate) }, set: { try $0.setRate($1) }),
+                property("LoopStatus", .string, get: { .string($0.loopStatus) }, set: { player, value throws(DBusError) in try player.setLoopStatus(value) }),
+                property("Rate", .double, get: { .double($0.rate) }, set: { player, value throws(DBusError) in try player.setRate(value) }),
                 property("Shuffle", .boolean, get: { .boolean($0.nowPlaying.nowPlayingInfo?.shuffleMode == .items) },
-                         set: { try $0.setShuffle($1) }),
+                         set: { player, value throws(DBusError) in try player.setShuffle(value) }),
                 property("Metadata", .dictionary(key: .string, value: .variant)) { $0.metadata },
                 property("Volume", .double, get: { .double($0.nowPlaying.nowPlayingInfo?.volume ?? 1) },
-                         set: { try $0.setVolume($1) }),
+                         set: { player, value throws(DBusError) in try player.setVolume(value) }),
                 property("Position", .int64, changeSignal: .false) { .int64($0.positionMicroseconds()) },
                 property("MinimumRate", .double) { .double($0.rateRange.lowerBound) },
                 property("MaximumRate", .double) { .double($0.rateRange.upperBound) },
@@ -86,30 +78,32 @@ extension MPRISPlayer {
     func property(
         _ name: String, _ type: DBusType, changeSignal: DBusProperty.ChangeSignal = .true,
         get: @escaping @Sendable (MPRISPlayer) -> DBusValue,
-        set: (@Sendable (MPRISPlayer, DBusValue) throws -> Void)? = nil
+        set: (@Sendable (MPRISPlayer, DBusValue) throws(DBusError) -> Void)? = nil
     ) -> DBusProperty {
         let getter: @Sendable () -> DBusValue = { [weak self] in
             guard let self else { return .boolean(false) }
             return get(self)
         }
         guard let set else { return DBusProperty(name, type, changeSignal: changeSignal, get: getter) }
-        let setter: @Sendable (DBusValue, DBusMethodCall) throws -> Void = { [weak self] value, _ in
+        // A setter carries out a command (which may open files): it runs on the command
+        // queue like the methods, and `Set` is answered when it is done.
+        let setter: @Sendable (DBusValue, DBusMethodCall) throws -> Void = { [weak self] value, call in
             guard let self else { return }
-            try set(self, value)
+            try self.onCommandQueue(call) { player throws(DBusError) in try set(player, value) }
         }
         return DBusProperty(name, type, changeSignal: changeSignal, get: getter, set: setter)
     }
 
     /// A method that maps to one plain command and, as the specification asks, does
-    /// nothing while the matching `Can*` property is false.
+    /// nothing while the matching `Can*` property is false. Both run on the command queue,
+    /// so `Can*` is the value the commands queued before this one left.
     private func simple(
         _ name: String, when allowed: KeyPath<MPRISPlayer, Bool> & Sendable,
         _ command: @escaping @Sendable (MPRISPlayer) -> RemoteCommand<RemoteCommandEvent>
     ) -> DBusMethod {
-        DBusMethod(name) { [weak self] _ in
-            guard let self, self[keyPath: allowed] else { return [] }
-            try self.deliver(command(self).perform(), name)
-            return []
+        queued(name) { player, _ throws(DBusError) in
+            guard player[keyPath: allowed] else { return }
+            try player.deliver(command(player).perform(), name)
         }
     }
 

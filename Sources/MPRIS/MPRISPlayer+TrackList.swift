@@ -13,22 +13,21 @@ extension MPRISPlayer {
                     guard let self, let ids = call.arguments[0].elements?.compactMap(\.objectPath) else { return [.array(.dictionary(key: .string, value: .variant), [])] }
                     return [.array(.dictionary(key: .string, value: .variant), self.tracksMetadata(ids))]
                 },
-                DBusMethod("AddTrack", inputs: [.init("Uri", .string), .init("AfterTrack", .objectPath), .init("SetAsCurrent", .boolean)]) { [weak self] call in
-                    guard let self, let uri = call.arguments[0].string, let after = call.arguments[1].objectPath,
-                          let current = call.arguments[2].bool else { return [] }
-                    try self.addTrack(uri: uri, after: after, setAsCurrent: current)
-                    return []
+                // The edits and GoTo open files: they run on the command queue
+                // (MPRISPlayer+CommandQueue), in order, and are answered when done.
+                queued("AddTrack", inputs: [.init("Uri", .string), .init("AfterTrack", .objectPath), .init("SetAsCurrent", .boolean)]) { player, call throws(DBusError) in
+                    guard let uri = call.arguments[0].string, let after = call.arguments[1].objectPath,
+                          let current = call.arguments[2].bool else { return }
+                    try player.addTrack(uri: uri, after: after, setAsCurrent: current)
                 },
-                DBusMethod("RemoveTrack", inputs: [.init("TrackId", .objectPath)]) { [weak self] call in
-                    guard let self, let track = call.arguments[0].objectPath else { return [] }
-                    try self.editTrack(track, "RemoveTrack") { source, id in source.removeTrack(id) }
-                    return []
+                queued("RemoveTrack", inputs: [.init("TrackId", .objectPath)]) { player, call throws(DBusError) in
+                    guard let track = call.arguments[0].objectPath else { return }
+                    try player.editTrack(track, "RemoveTrack") { source, id in source.removeTrack(id) }
                 },
-                DBusMethod("GoTo", inputs: [.init("TrackId", .objectPath)]) { [weak self] call in
-                    guard let self, let track = call.arguments[0].objectPath, let source = self.trackList,
-                          let id = self.appTrackID(track) else { return [] }
-                    try self.deliver(source.goTo(id), "GoTo")
-                    return []
+                queued("GoTo", inputs: [.init("TrackId", .objectPath)]) { player, call throws(DBusError) in
+                    guard let track = call.arguments[0].objectPath, let source = player.trackList,
+                          let id = player.appTrackID(track) else { return }
+                    try player.deliver(source.goTo(id), "GoTo")
                 },
             ],
             properties: [
@@ -90,7 +89,7 @@ extension MPRISPlayer {
         try deliver(source.addTrack(uri: uri, after: afterID, setAsCurrent: setAsCurrent), "AddTrack")
     }
 
-    private func editTrack(_ track: ObjectPath, _ what: String, _ body: (TrackListSource, String) -> RemoteCommandHandlerStatus) throws(DBusError) {
+    func editTrack(_ track: ObjectPath, _ what: String, _ body: (TrackListSource, String) -> RemoteCommandHandlerStatus) throws(DBusError) {
         guard let source = trackList, source.canEditTracks, let id = appTrackID(track) else { return }
         try deliver(body(source, id), what)
     }

@@ -30,6 +30,10 @@ public final class MPRISPlayer: Sendable {
         var observations: [ObservationToken] = []
     }
     private let state = Mutex(State())
+    /// Where calls that carry out remote commands run, one at a time in arrival order
+    /// (MPRISPlayer+CommandQueue), on a thread of their own below the bus thread in CPU
+    /// priority (MPRISPlayer+CommandThread): never the bus thread.
+    let commandQueue = CommandThread()
 
     /// Exports the player object (with `TrackList` when `trackList` is given). Call
     /// ``publish()`` to take the bus name.

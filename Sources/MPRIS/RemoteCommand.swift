@@ -130,8 +130,9 @@ public final class RemoteCommand<Event: Sendable>: Sendable {
     /// Whether the command is enabled and has a target.
     public var isAvailable: Bool { state.withLock { $0.isEnabled && !$0.targets.isEmpty } }
 
-    /// Adds a handler. It runs on the thread that delivers the command (the bus thread
-    /// for MPRIS), so it should return promptly.
+    /// Adds a handler. It runs on the thread that delivers the command: for MPRIS, the
+    /// ``MPRISPlayer``'s command queue (one command at a time, in arrival order, never the
+    /// bus thread), whose caller gets its reply when the handler returns.
     @discardableResult
     public func addTarget(handler: @escaping @Sendable (Event) -> RemoteCommandHandlerStatus) -> RemoteCommandTarget {
         let id = state.withLock { s -> UInt64 in

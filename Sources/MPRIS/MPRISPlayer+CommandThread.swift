@@ -1,0 +1,66 @@
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The serial queue of an ``MPRISPlayer``'s commands: a thread of its own, below the bus
+/// thread in CPU priority.
+///
+/// A command may open and decode files; on a small machine that work competes for the CPU
+/// with the bus thread, which serves every other caller of the connection (the embedded
+/// arbiter among them). The thread runs at a nice value 5 above the process's, so that
+/// the bus thread is scheduled first; the commands still run as soon as a core is free.
+/// (A pooled dispatch thread cannot be lowered like this: a thread's nice value cannot be
+/// raised back without privileges, and the pool reuses its threads for other work.)
+final class CommandThread: Sendable {
+    /// The jobs waiting; `nil` tells the thread to end.
+    private final class Storage: Sendable {
+        let jobs = Mutex<[(@Sendable () -> Void)?]>([])
+        let available = DispatchSemaphore(value: 0)
+    }
+    private let storage = Storage()
+
+    /// Starts the thread.
+    init() {
+        let storage = self.storage
+        let body: @Sendable () -> Void = {
+            // On Linux the nice value is the thread's own: `who` 0 is the calling thread.
+            errno = 0
+            let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+            if errno == 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice + 5) }
+            while true {
+                storage.available.wait()
+                guard let job = storage.jobs.withLock({ $0.removeFirst() }) else { return }
+                job()
+            }
+        }
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+            box.body()
+            return nil
+        }, context)
+        precondition(created == 0, "cannot start the MPRIS command thread (\(created))")
+        pthread_detach(thread)
+    }
+
+    /// Carries the thread's body through `pthread_create`.
+    private final class Box: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// Ends the thread once the jobs already queued have run.
+    deinit {
+        storage.jobs.withLock { $0.append(nil) }
+        storage.available.signal()
+    }
+
+    /// Runs `job` after every job queued before it.
+    func async(_ job: @escaping @Sendable () -> Void) {
+        storage.jobs.withLock { $0.append(job) }
+        storage.available.signal()
+    }
+}

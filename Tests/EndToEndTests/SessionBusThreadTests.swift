@@ -1,0 +1,138 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// The bus thread never waits on disk or device: a process that hosts the embedded
+/// arbiter keeps answering other sessions while MPRIS calls make it open files.
+@Suite("audio sessions across processes: the bus thread of the arbiter's host")
+struct SessionBusThreadTests {
+    /// How many `Next` calls the burst holds.
+    static let burst = 50
+
+    /// A FLAC file of `seconds` of noise (which FLAC cannot compress away, so that opening
+    /// and starting it reads and decodes real data), made with sox in a new folder, and
+    /// `count` links to it under distinct names (the queue titles items by file name).
+    static func largeFiles(count: Int, seconds: Int) throws -> (folder: URL, files: [String]) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-bus-thread-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let source = folder.appendingPathComponent("noise.flac").path
+        let sox = Process()
+        sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sox.arguments = ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", source, "synth", "\(seconds)", "whitenoise", "vol", "0.05"]
+        try sox.run()
+        sox.waitUntilExit()
+        guard sox.terminationStatus == 0 else { throw TestFailure("sox could not make \(source)") }
+        let files = try (1...count).map { index in
+            let link = folder.appendingPathComponent(String(format: "track%03d.flac", index)).path
+            try FileManager.default.linkItem(atPath: source, toPath: link)
+            return link
+        }
+        return (folder, files)
+    }
+
+    /// Round trips of `GetAll` on the arbiter, in milliseconds, made one after another
+    /// until `stop` says so (at least `minimum` of them).
+    static func probe(_ client: DBusConnection, minimum: Int, until stop: @Sendable () -> Bool) async throws -> [Double] {
+        var samples: [Double] = []
+        while samples.count < minimum || !stop() {
+            let start = ContinuousClock.now
+            _ = try await client.call(destination: SessionArbiter.name, path: SessionArbiter.path,
+                                      interface: StandardInterface.properties, method: "GetAll",
+                                      [.string(SessionArbiter.interface)])
+            let elapsed = ContinuousClock.now - start
+            samples.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return samples
+    }
+
+    /// The title of the host's current item.
+    static func title(_ connection: DBusConnection) async throws -> String? {
+        let metadata = try await connection.call(
+            destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
+            interface: StandardInterface.properties, method: "Get",
+            [.string("org.mpris.MediaPlayer2.Player"), .string("Metadata")])
+        return metadata.first?.unwrapped.stringKeyedDictionary?["xesam:title"]?.unwrapped.string
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+
+    /// How many bursts the test sends, each measured against idle calls just before it
+    /// (pooled, so that the p99 of either is not just its single worst call, and so that
+    /// the load of other tests running beside it falls on both alike). They alternate
+    /// `Next` and `Previous`, over a queue of 52 files (a longer queue makes every change
+    /// cost more to publish, which is not what is measured).
+    static let rounds = 4
+
+    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 3× its idle p99; each burst takes effect in order")
+    func nextBurstDoesNotStallTheArbiter() async throws {
+        let world = try await SessionWorld()
+        let (burst, rounds) = (SessionBusThreadTests.burst, SessionBusThreadTests.rounds)
+        let (folder, files) = try SessionBusThreadTests.largeFiles(count: burst + 2, seconds: 240)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Started first, so that it hosts org.earshot.AudioSession.
+        let host = SessionPlayer(app: "music", side: .left,
+                                 process: try Child(Paths.earshot, ["play", "--name", "music"] + files, environment: world.environment),
+                                 world: world)
+        try await host.waitUntilPlaying(timeout: 20)
+        let hostID = try await host.uniqueName()
+        #expect(try await world.arbiterOwner() == hostID, "the player hosts the arbiter")
+        let burster = try DBusConnection(.address(world.bus.address))
+        defer { burster.close() }
+
+        var idle: [Double] = []
+        var busy: [Double] = []
+        var burstTimes: [Duration] = []
+        for round in 1...rounds {
+            try await settle(0.3)
+            // Idle: the arbiter answers with nothing else going on.
+            idle += try await SessionBusThreadTests.probe(world.client, minimum: 100) { true }
+
+            // The burst, from a connection of its own: 50 Next (or Previous) calls sent
+            // without waiting for one another, while the client goes on calling the arbiter.
+            let method = round % 2 == 1 ? "Next" : "Previous"
+            let done = Locked(false)
+            let started = ContinuousClock.now
+            async let during = SessionBusThreadTests.probe(world.client, minimum: 20) { done.value }
+            // Sent in order and not waited for (no reply asked: the test process then has
+            // no 50 replies to handle beside its probe); the burst ends when the file 50
+            // further on (or back) is current, which also shows that every call took effect.
+            let expected = String(format: "track%03d", round % 2 == 1 ? burst + 1 : 1)
+            var failures: [String] = []
+            for _ in 0..<burst {
+                do {
+                    let message = try DBusMessage.methodCall(destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
+                                                             interface: "org.mpris.MediaPlayer2.Player", method: method)
+                    message.setNoReply()
+                    try burster.send(message)
+                } catch {
+                    failures.append("\(error)")
+                }
+            }
+            try await sessionPoll("\(expected) to be current after \(burst) \(method) calls", timeout: 20, interval: 0.01) {
+                try await SessionBusThreadTests.title(burster) == expected
+            }
+            burstTimes.append(ContinuousClock.now - started)
+            done.withLock { $0 = true }
+            busy += try await during
+            #expect(failures.isEmpty, "\(method) failed: \(failures)")
+
+            try await settle(0.2)
+            // Nothing moved it further: exactly 50 calls took effect.
+            #expect(try await SessionBusThreadTests.title(world.client) == expected, "after \(burst) \(method) calls")
+        }
+
+        let idleP99 = SessionBusThreadTests.percentile(idle, 0.99)
+        let busyP99 = SessionBusThreadTests.percentile(busy, 0.99)
+        let report = String(format: "arbiter GetAll p99: idle %.2f ms (%d calls), during the bursts %.2f ms (%d calls, max %.2f ms); "
+                            + "ratio %.2f; the bursts took %@", idleP99, idle.count, busyP99, busy.count, busy.max() ?? 0,
+                            busyP99 / idleP99, "\(burstTimes)")
+        sessionReport(report)
+        #expect(busyP99 <= 3 * idleP99, "\(report)")
+        #expect(host.process.isRunning, "\(host.lines) \(host.process.stderr)")
+    }
+}

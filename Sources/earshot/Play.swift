@@ -12,8 +12,9 @@ struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play audio files as a queue, controllable over MPRIS.",
         discussion: """
-            Plays FILE… in order (WAV, AIFF, CAF with ALAC, FLAC, Ogg Vorbis, Opus, MP3) \
-            through ALSA's default device, and publishes the queue as \
+            Plays FILE… in order (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus and MP3 through \
+            libsndfile; AAC and ALAC in MP4/M4A, ADTS AAC and WMA through FFmpeg) through \
+            the sound server (or ALSA where none answers), and publishes the queue as \
             org.mpris.MediaPlayer2.NAME so that media keys, playerctl and desktop widgets \
             control it, and as an MPRIS track list. Without a session bus it plays \
             anyway, without MPRIS or an audio session.
@@ -89,7 +90,8 @@ struct Play: AsyncParsableCommand {
             let bus = try await session.connection()
             try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
             var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
-            configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/mpeg", "audio/x-caf"]
+            configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/opus", "audio/mpeg", "audio/x-caf",
+                                                 "audio/mp4", "audio/x-m4a", "audio/aac", "audio/x-ms-wma"]
             configuration.supportedURISchemes = ["file"]
             let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
                                          nowPlayingInfoCenter: nowPlaying, trackList: queue)

@@ -8,7 +8,8 @@ import Synchronization
 final class Doorbell: Sendable {
     private struct State: ~Copyable {
         var rung = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var nextWaiter: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     }
     private let state = Mutex(State())
 
@@ -22,21 +23,33 @@ final class Doorbell: Sendable {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             guard !s.rung else { return [] }
             s.rung = true
-            defer { s.waiters = [] }
-            return s.waiters
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
     }
 
     /// Returns once the bell has rung.
-    func wait() async {
+    func wait() async { await wait(limit: nil) }
+
+    /// Returns once the bell has rung or `limit` has passed, whichever comes first.
+    func wait(upTo limit: Duration) async { await wait(limit: limit) }
+
+    private func wait(limit: Duration?) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let already = state.withLock { s -> Bool in
-                if s.rung { return true }
-                s.waiters.append(continuation)
-                return false
+            let id = state.withLock { s -> UInt64? in
+                if s.rung { return nil }
+                defer { s.nextWaiter += 1 }
+                s.waiters[s.nextWaiter] = continuation
+                return s.nextWaiter
             }
-            if already { continuation.resume() }
+            guard let id else { return continuation.resume() }
+            guard let limit else { return }
+            // Whichever resumes the waiter first removes it, so it resumes once.
+            Task { [self] in
+                try? await Task.sleep(for: limit)
+                state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+            }
         }
     }
 }

@@ -39,8 +39,8 @@ final class PlayDisplay: @unchecked Sendable {
             // a second shows that soon enough without waking the process 10 times a second.
             while !finished.rung {
                 drawStatus()
-                let interval: Duration = queue.isPlaying ? .milliseconds(100) : .seconds(1)
-                try? await Task.sleep(for: interval)
+                // A quit (key, command or signal) ends the wait at once.
+                await finished.wait(upTo: queue.isPlaying ? .milliseconds(100) : .seconds(1))
             }
         } else {
             await finished.wait()

@@ -98,8 +98,10 @@ enum ALSAJackRoutes {
 
 /// Watches the ALSA cards' jack controls on a thread of its own: subscribes to control
 /// events (`snd_ctl_subscribe_events`) on every card, polls their descriptors with a
-/// wake-up pipe, re-reads the jacks after each event, and re-enumerates the cards every
-/// 2 s (hot-plugged USB cards). It reports a snapshot whenever what it reads changes.
+/// wake-up pipe, re-reads the jacks after each event, and re-enumerates the cards when a
+/// control device comes or goes in /dev/snd (inotify: hot-plugged USB cards). Only where
+/// /dev/snd cannot be watched does it re-enumerate on a clock (every 2 s). It reports a
+/// snapshot whenever what it reads changes; with nothing happening its thread sleeps.
 final class ALSAJackWatcher: Sendable {
     private let wake: (read: Int32, write: Int32)
     private let done = DispatchSemaphore(value: 0)
@@ -146,8 +148,11 @@ final class ALSAJackWatcher: Sendable {
         var last = initial
         var handles = Self.openAll()
         defer { for handle in handles { snd_ctl_close(handle.ctl) } }
+        let devices = Self.watchDeviceDirectory()
+        defer { if devices >= 0 { Glibc.close(devices) } }
         while true {
-            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: devices, events: Int16(POLLIN), revents: 0)]
             for handle in handles {
                 let count = snd_ctl_poll_descriptors_count(handle.ctl)
                 guard count > 0 else { continue }
@@ -155,10 +160,12 @@ final class ALSAJackWatcher: Sendable {
                 let filled = snd_ctl_poll_descriptors(handle.ctl, &more, UInt32(count))
                 if filled > 0 { fds += more.prefix(Int(filled)) }
             }
-            let rc = poll(&fds, nfds_t(fds.count), Self.rescanMilliseconds)
+            // poll() skips the negative descriptor of an unwatched /dev/snd.
+            let rc = poll(&fds, nfds_t(fds.count), devices >= 0 ? -1 : Self.rescanMilliseconds)
             if rc < 0 && errno != EINTR { return }
             if fds[0].revents != 0 { return }
-            if rc == 0 {
+            if fds[1].revents != 0 { Self.drain(devices) }
+            if rc == 0 || fds[1].revents != 0 {
                 // Rescan: cards may have come or gone.
                 let indices = Self.cardIndices()
                 if indices != handles.map(\.index) {
@@ -206,6 +213,24 @@ final class ALSAJackWatcher: Sendable {
     private struct Handle {
         let index: Int
         let ctl: OpaquePointer
+    }
+
+    /// An inotify descriptor reporting control devices (`controlC*`) created or removed
+    /// in /dev/snd; -1 when it cannot be had (no inotify, no /dev/snd).
+    private static func watchDeviceDirectory() -> Int32 {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { return -1 }
+        guard inotify_add_watch(fd, "/dev/snd", UInt32(IN_CREATE | IN_DELETE)) >= 0 else {
+            Glibc.close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    /// Reads what is pending on a non-blocking descriptor, to clear its readiness.
+    private static func drain(_ fd: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Glibc.read(fd, &buffer, buffer.count) > 0 {}
     }
 
     static func cardIndices() -> [Int] {

@@ -158,9 +158,11 @@ private let sessionObservation = Locked<ObservationToken?>(nil)
 
 /// A one-shot flag set by a quit command, a key or a signal.
 final class QuitSignal: Sendable {
-    private let flag = Locked(false)
-    func fire() { flag.set(true) }
-    var fired: Bool { flag.get() }
+    private let bell = Doorbell()
+    func fire() { bell.ring() }
+    var fired: Bool { bell.rung }
+    /// Returns once fired, without polling.
+    func wait() async { await bell.wait() }
 }
 
 /// A tiny lock-protected value for the command-line tool.

@@ -30,17 +30,32 @@ final class PlayDisplay: @unchecked Sendable {
         }
         // Until the event that says the queue ran out is handled (not merely until the
         // queue has no current item), so that every event before it, a failure's note
-        // among them, is handled before the run ends.
-        while !quit.fired && !ranOut.get() {
-            if interactive { drawStatus() }
-            try? await Task.sleep(for: .milliseconds(interactive ? 100 : 50))
+        // among them, is handled before the run ends. Either of the two rings `finished`;
+        // nothing here wakes on a clock unless a live line is on a terminal.
+        let quitWatcher = Task { [finished] in
+            await quit.wait()
+            finished.ring()
         }
+        if interactive {
+            // The live line: 10 times a second while playing (the clock and meter move);
+            // while paused only the state can change (a key or a remote command), and once
+            // a second shows that soon enough without waking the process 10 times a second.
+            while !finished.rung {
+                drawStatus()
+                // A quit (key, command or signal) ends the wait at once.
+                await finished.wait(upTo: queue.isPlaying ? .milliseconds(100) : .seconds(1))
+            }
+        } else {
+            await finished.wait()
+        }
+        quitWatcher.cancel()
         events.cancel()
         queue.stop()
     }
 
     private var sources: [DispatchSourceSignal] = []
-    private let ranOut = Locked(false)
+    /// Rung when the queue has run out or `quit` fired.
+    private let finished = Doorbell()
 
     func finish() {
         if interactive {
@@ -53,7 +68,7 @@ final class PlayDisplay: @unchecked Sendable {
     private func handle(_ event: QueuePlayer.Event) {
         switch event {
         case .currentItemChanged(let item?): announce(item)
-        case .currentItemChanged(nil): ranOut.set(true)
+        case .currentItemChanged(nil): finished.ring()
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
         case .itemFailed(let item, let reason):
             failures.append(item.url.path)

@@ -99,19 +99,20 @@ struct Status: AsyncParsableCommand {
             let connection = try DBusConnection(busOptions.bus)
             try await printTable(connection)
             guard follow else { return }
-            let changed = Locked(false)
+            // One pending change at most: changes that arrive while the table is printed
+            // make one more table, not one each. Waiting on the stream sleeps until then.
+            let (changes, changed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             // From the arbiter only (the bus resolves the well-known sender to its owner):
             // any client can emit a PropertiesChanged for the arbiter's path.
             _ = try await connection.subscribe(MatchRule(sender: ArbiterName.bus, interface: StandardInterface.properties,
                                                          member: "PropertiesChanged", path: ArbiterName.path,
-                                                         arg0: ArbiterName.interface)) { _ in changed.set(true) }
-            _ = try await connection.watchNameOwner(ArbiterName.bus) { _ in changed.set(true) }
-            while true {
+                                                         arg0: ArbiterName.interface)) { _ in changed.yield() }
+            _ = try await connection.watchNameOwner(ArbiterName.bus) { _ in changed.yield() }
+            for await _ in changes {
+                // Changes come in bursts (a session's several properties): let one settle.
                 try await Task.sleep(for: .milliseconds(50))
-                if changed.update({ value in defer { value = false }; return value }) {
-                    say("")
-                    try await printTable(connection)
-                }
+                say("")
+                try await printTable(connection)
             }
         } catch {
             fail("earshot status: \(error)")
@@ -186,7 +187,7 @@ struct Daemon: AsyncParsableCommand {
             if !stop.fired { lost.set(true) }
             stop.fire()
         }
-        while !stop.fired { try await Task.sleep(for: .milliseconds(50)) }
+        await stop.wait()
         _ = sources
         if lost.get() {
             fail("earshot daemon: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); "

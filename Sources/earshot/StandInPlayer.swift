@@ -24,13 +24,15 @@ final class StandInPlayer: Sendable {
         var volume = 1.0
         var repeatMode: RepeatMode = .off
         var shuffleMode: ShuffleMode = .off
-        var quit = false
+        /// Counts the end-of-title timers armed; a timer whose number is not the latest is stale.
+        var timerGeneration: UInt64 = 0
     }
 
     let tracks: [Track]
     private let state: Mutex<State>
     private let commands: RemoteCommandCenter
     private let nowPlaying: NowPlayingInfoCenter
+    private let quit = Doorbell()
 
     init(tracks: [Track], startPlaying: Bool, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter) {
         precondition(!tracks.isEmpty)
@@ -45,13 +47,13 @@ final class StandInPlayer: Sendable {
 
     /// Keeps the clock running (advancing at the end of each track) until a quit
     /// command or one of `signals` arrives.
+    ///
+    /// Nothing polls the clock: each change of state arms one timer for the moment the
+    /// current title ends (none while paused or stopped), so an idle stand-in sleeps.
     func run(until signals: [Int32]) async {
-        let sources = onTerminationSignals(signals) { [weak self] in self?.state.withLock { $0.quit = true } }
+        let sources = onTerminationSignals(signals) { [quit] in quit.ring() }
         defer { sources.forEach { $0.cancel() } }
-        while !state.withLock({ $0.quit }) {
-            try? await Task.sleep(for: .milliseconds(20))
-            advanceIfFinished()
-        }
+        await quit.wait()
     }
 
     // MARK: Commands
@@ -124,7 +126,7 @@ final class StandInPlayer: Sendable {
         }
         commands.quitCommand.addTarget { [weak self] _ in
             say("quit")
-            self?.state.withLock { $0.quit = true }
+            self?.quit.ring()
             return .success
         }
     }
@@ -166,9 +168,13 @@ final class StandInPlayer: Sendable {
     }
 
     /// At the end of a track: repeat it, go on, wrap around, or stop after the last.
-    private func advanceIfFinished() {
+    private func advanceIfFinished(orRearm rearm: Bool) {
         let (playing, index, mode) = state.withLock { ($0.playbackState == .playing, $0.index, $0.repeatMode) }
-        guard playing, nowPlaying.currentElapsedTime >= tracks[index].length else { return }
+        guard playing else { return }
+        guard nowPlaying.currentElapsedTime >= tracks[index].length else {
+            if rearm { armEndOfTitle() }
+            return
+        }
         if mode == .one {
             publish(position: 0)
         } else if index + 1 < tracks.count || mode == .all {
@@ -215,6 +221,24 @@ final class StandInPlayer: Sendable {
             new.shuffleMode = s.shuffleMode
             if let position { new.elapsedTime = position }
             info = new
+        }
+        armEndOfTitle()
+    }
+
+    /// Arms a timer for the end of the current title when it plays, replacing the one
+    /// armed before (which then finds itself stale and does nothing).
+    private func armEndOfTitle() {
+        let (generation, playing, rate, length) = state.withLock { s in
+            s.timerGeneration &+= 1
+            return (s.timerGeneration, s.playbackState == .playing, s.rate, tracks[s.index].length)
+        }
+        guard playing, rate > 0 else { return }
+        let remaining = max(0, length - nowPlaying.currentElapsedTime) / rate
+        // A millisecond late rather than early, so that the clock has reached the end.
+        let delay = DispatchTimeInterval.microseconds(Int(min(remaining, 1e6) * 1e6) + 1000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, self.state.withLock({ $0.timerGeneration == generation }) else { return }
+            self.advanceIfFinished(orRearm: true)
         }
     }
 }

@@ -8,13 +8,17 @@ import TestSupport
 ///
 /// The floor is libdispatch's, not Earshot's: on Linux, once a pool thread has run, its
 /// workqueue monitor (a 1 s timer on the manager thread) wakes the process once a second
-/// for good, so an idle Swift process that ever ran a task wakes once a second.
+/// for good, so an idle Swift process that ever ran a task wakes once a second. Measured
+/// over 10 s that floor reads 1.1 to 1.2 wakeups a second (a tick, and now and then one
+/// more switch with it): the daemon and publish limits below sit just above it, at 1.5, over
+/// a window long enough that one extra switch cannot tip a count that is at the floor. Before
+/// this work the same processes woke 120 to 280 times a second.
 ///
 /// In the session pass (it plays audio, and a quiet machine keeps the counts honest).
 @Suite("quiet when idle: wakeups of idle Earshot processes")
 struct SessionIdleWakeupTests {
     /// The measuring window, seconds.
-    static let window = 3.0
+    static let window = 6.0
 
     /// Waits out start-up: libdispatch ends a pool thread idle for 5 s, and the end of the
     /// threads start-up used is not what an idle process does.
@@ -51,7 +55,7 @@ struct SessionIdleWakeupTests {
         return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    @Test("earshot daemon, serving no session, wakes at most once a second")
+    @Test("earshot daemon, serving no session, wakes no more than libdispatch's once a second")
     func idleDaemon() async throws {
         let world = try await SessionWorld(keepAwake: false)
         let daemon = try Child(Paths.earshot, ["daemon"], environment: world.environment)
@@ -59,10 +63,10 @@ struct SessionIdleWakeupTests {
         try await daemon.waitForOutput("serving org.earshot.AudioSession as ")
         try await Self.settle()
         let rate = try await Self.wakeupsPerSecond(daemon)
-        #expect(rate <= 1, "earshot daemon woke \(rate) times a second while idle")
+        #expect(rate <= 1.5, "earshot daemon woke \(rate) times a second while idle")
     }
 
-    @Test("earshot publish, its title running with nothing asking, wakes at most once a second")
+    @Test("earshot publish, its title running with nothing asking, wakes no more than libdispatch's once a second")
     func idlePublish() async throws {
         let world = try await SessionWorld(keepAwake: false)
         let publish = try Child(Paths.earshot, ["publish", "--name", "idlepublish", "--length", "600"], environment: world.environment)
@@ -70,7 +74,7 @@ struct SessionIdleWakeupTests {
         try await publish.waitForOutput("published org.mpris.MediaPlayer2.idlepublish")
         try await Self.settle()
         let rate = try await Self.wakeupsPerSecond(publish)
-        #expect(rate <= 1, "earshot publish woke \(rate) times a second while idle")
+        #expect(rate <= 1.5, "earshot publish woke \(rate) times a second while idle")
     }
 
     @Test("earshot play, paused, its output not a terminal, wakes at most twice a second")

@@ -95,15 +95,18 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             throw .noServer("cannot start libpulse's thread")
         }
 
+        pa_threaded_mainloop_lock(mainloop)
         // libpulse's thread answers the server's requests for the render thread: it gets the
         // same real-time priority, where the process may have it, so that a loaded machine
-        // does not starve the stream.
+        // does not starve the stream. Under the lock: `pa_mainloop_api_once` creates a defer
+        // event and then sets its destroy callback, and without the lock the running loop
+        // can fire and free the event in between (libpulse then aborts on "!e->dead",
+        // seen about once in 30 starts of `earshot sound`).
         pa_mainloop_api_once(api, { _, _ in
             var parameters = sched_param()
             parameters.sched_priority = 10
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
         }, nil)
-        pa_threaded_mainloop_lock(mainloop)
         // A server that accepts the connection and then never answers (stopped, hung) must
         // not hang the caller: a timer ends the wait.
         let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in

@@ -74,10 +74,15 @@ public final class SystemSound: Sendable {
             if let ready = state.ready { state.playing[ObjectIdentifier(ready)] = ready }
             return state.ready
         }) else { throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed") }
-        voice.setHandlers(onFinished: { [weak self, weak voice] _ in
+        // The handler holds the sound until the play ends, so that a sound nobody keeps
+        // (`try SystemSound(named: "bell").play()`) plays whole instead of being disposed
+        // by `deinit` at once; the cycle (sound, voice, handler) ends with the play, or
+        // with `dispose()`, which takes the voice out of the sound and the engine.
+        voice.setHandlers(onFinished: { [self, weak voice] _ in
             if let voice {
                 voice.dispose()
-                _ = self?.voices.withLock { $0.playing.removeValue(forKey: ObjectIdentifier(voice)) }
+                _ = self.voices.withLock { $0.playing.removeValue(forKey: ObjectIdentifier(voice)) }
+                voice.setHandlers(onFinished: nil, onError: nil)
             }
             completion?()
         }, onError: nil)
@@ -95,13 +100,17 @@ public final class SystemSound: Sendable {
     /// Whether any play of this sound is still sounding.
     public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } }
 
-    /// Stops every play and releases the decoded audio's voices.
+    /// Stops every play and releases the decoded audio's voices. A sound that is playing
+    /// keeps itself alive until it ends; this stops it at once.
     public func dispose() {
         let all = voices.withLock { state -> [Voice] in
             defer { state = (nil, [:], true) }
             return Array(state.playing.values) + (state.ready.map { [$0] } ?? [])
         }
-        for voice in all { voice.dispose() }
+        for voice in all {
+            voice.dispose()
+            voice.setHandlers(onFinished: nil, onError: nil)  // releases the sound they hold
+        }
     }
 
     private func prepareNext() throws {

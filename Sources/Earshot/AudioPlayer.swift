@@ -183,6 +183,12 @@ public final class AudioPlayer: Sendable {
     }
 
     enum SessionChange: Sendable { case paused(SessionPause), resumed, stayedPaused }
+
+    /// Whether the session pauses this player when the device in use goes away
+    /// (`oldDeviceUnavailable`). A queue's players do, as `AVPlayer` does; an
+    /// `AudioPlayer` of the app's own plays on, as `AVAudioPlayer` does: the app decides
+    /// from the route-change notification, which carries the reason and the previous route.
+    let pausesWhenDeviceGoesAway = Atomic<Bool>(false)
     let sessionObserver = Mutex<(@Sendable (SessionChange) -> Void)?>(nil)
 
     /// Stops and releases what ``prepareToPlay()`` acquired (the buffers, the place in

@@ -208,8 +208,11 @@ extension AudioSession {
         }
     }
 
-    func pauseAllPlayers() {
-        livePlayers().filter(\.isPlaying).forEach { $0.pauseForSession(.deviceLost) }
+    /// The device in use went away: the players that follow that rule (a queue's, as
+    /// `AVPlayer`) pause; the others play on, and the app decides.
+    func pausePlayersForLostDevice() {
+        livePlayers().filter { $0.isPlaying && $0.pausesWhenDeviceGoesAway.load(ordering: .relaxed) }
+            .forEach { $0.pauseForSession(.deviceLost) }
     }
 
     private func livePlayers() -> [AudioPlayer] {

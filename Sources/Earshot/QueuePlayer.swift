@@ -474,6 +474,7 @@ public final class QueuePlayer: Sendable {
         player.enableRate = true
         player.rate = rate
         player.numberOfLoops = loops
+        player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
         player.isMeteringEnabled = true
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         watch(player, item: item)

@@ -34,4 +34,34 @@ extension AudioPlayerTests {
         #expect(restarts.value.count >= 2, "discontinuities at the wraps: \(restarts.value)")
         #expect(restarts.value.allSatisfy { $0 < 0.15 }, "each restarts near 0: \(restarts.value)")
     }
+
+    @Test("a queue repeating one item on MPRIS: every wrap emits Seeked near 0")
+    func loopEmitsSeekedOnMPRIS() async throws {
+        let duration = 0.6
+        let tone = URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: duration))
+        let bus = try PrivateBus()
+        let service = try DBusConnection(.address(bus.address))
+        let client = try DBusConnection(.address(bus.address))
+        let center = NowPlayingInfoCenter(), commands = RemoteCommandCenter()
+        let mpris = try MPRISPlayer(connection: service, configuration: MPRISConfiguration(appName: "loops", identity: "Loops"),
+                                    commandCenter: commands, nowPlayingInfoCenter: center)
+        _ = try await mpris.publish()
+        let seeked = Locked<[Int64]>([])
+        _ = try await client.subscribe(MatchRule(sender: service.uniqueName, path: MPRISPlayer.objectPath)) { message in
+            if message.member == "Seeked", let position = try? message.arguments().first?.int64 {
+                seeked.withLock { $0.append(position) }
+            }
+        }
+        let queue = try QueuePlayer(urls: [tone])
+        queue.connect(to: center, commands: commands)
+        queue.repeatMode = .one
+        _ = try await captured {
+            queue.play()
+            try await sleep(duration * 2.5)  // two wraps
+            queue.pause()
+        }
+        try await eventually("two Seeked signals", timeout: 2) { seeked.value.count >= 2 }
+        // Positions in microseconds: each wrap restarts near the file's start.
+        #expect(seeked.value.prefix(2).allSatisfy { $0 < 150_000 }, "Seeked at \(seeked.value) µs")
+    }
 }

@@ -8,17 +8,17 @@ extension Arbiter {
         DBusInterface(
             ArbiterName.interface,
             methods: [
-                DBusMethod("Register", inputs: [.init("app_name", .string), .init("state", .dictionary(key: .string, value: .variant))],
+                DBusMethod(ArbiterProtocol.Method.register.rawValue, inputs: [.init("app_name", .string), .init("state", .dictionary(key: .string, value: .variant))],
                            outputs: [.init("situation", .dictionary(key: .string, value: .variant))]) { [weak self] call in
                     guard let self else { return [.vardict([:])] }
                     return [try self.register(call)]
                 },
-                method("Unregister") { arbiter, id, _ in
+                method(.unregister) { arbiter, id, _ in
                     try arbiter.apply(.vanished(id), for: id)
                     arbiter.state.withLock { $0.forgetPendingRestorations(of: id) }
                     arbiter.announceRoom()
                 },
-                method("SetCategory", [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in
+                method(.setCategory, [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in
                     let category = try WireFormat.category(args[0].string ?? "")
                     let names = args[1].stringArray ?? []
                     guard names.count <= RegistrationState.maximumOptions else {
@@ -28,43 +28,43 @@ extension Arbiter {
                     let mode = try WireFormat.mode(args[2].string ?? "")
                     try arbiter.apply(.setCategory(id, category, options: options, mode: mode), for: id)
                 },
-                method("SetActive", [.init("active", .boolean), .init("notify_others_on_deactivation", .boolean)]) { arbiter, id, args in
+                method(.setActive, [.init("active", .boolean), .init("notify_others_on_deactivation", .boolean)]) { arbiter, id, args in
                     let event: SessionPolicy.Event = args[0].bool == true ? .activate(id) : .deactivate(id, notifyOthers: args[1].bool == true)
                     try arbiter.apply(event, for: id)
                 },
-                method("ReportSound", [.init("producing", .boolean)]) { arbiter, id, args in
+                method(.reportSound, [.init("producing", .boolean)]) { arbiter, id, args in
                     let tick = arbiter.tick
                     try arbiter.apply(args[0].bool == true ? .soundStarted(id, tick: tick) : .soundStopped(id, tick: tick), for: id)
                 },
-                method("SetRemoteCommandsEnabled", [.init("enabled", .boolean)]) { arbiter, id, args in
+                method(.setRemoteCommandsEnabled, [.init("enabled", .boolean)]) { arbiter, id, args in
                     try arbiter.apply(.remoteCommandsChanged(id, anyEnabled: args[0].bool == true), for: id)
                 },
             ],
             properties: [
-                DBusProperty("Sessions", .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
+                DBusProperty(ArbiterProtocol.Property.sessions.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
                     .array(.dictionary(key: .string, value: .variant), self?.sessionsSummary() ?? [])
                 },
-                DBusProperty("Target", .string) { [weak self] in .string(self?.policy.remoteTarget?.rawValue ?? "") },
-                DBusProperty("ScreenLocked", .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
+                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.remoteTarget?.rawValue ?? "") },
+                DBusProperty(ArbiterProtocol.Property.screenLocked.rawValue, .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
             ],
             signals: [
-                DBusSignalDeclaration("Deactivated", arguments: [.init("reason", .string)]),
-                DBusSignalDeclaration("InterruptionBegan", arguments: [.init("reason", .string), .init("by", .string)]),
-                DBusSignalDeclaration("InterruptionEnded", arguments: [.init("should_resume", .boolean)]),
-                DBusSignalDeclaration("DuckGainChanged", arguments: [.init("gain", .double)]),
-                DBusSignalDeclaration("OtherAudioPlayingChanged", arguments: [.init("playing", .boolean)]),
-                DBusSignalDeclaration("SecondaryAudioShouldBeSilencedChanged", arguments: [.init("silenced", .boolean)]),
-                DBusSignalDeclaration("SessionsAvailable"),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.deactivated.rawValue, arguments: [.init("reason", .string)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.interruptionBegan.rawValue, arguments: [.init("reason", .string), .init("by", .string)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.interruptionEnded.rawValue, arguments: [.init("should_resume", .boolean)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.duckGainChanged.rawValue, arguments: [.init("gain", .double)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.otherAudioPlayingChanged.rawValue, arguments: [.init("playing", .boolean)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.secondaryAudioShouldBeSilencedChanged.rawValue, arguments: [.init("silenced", .boolean)]),
+                DBusSignalDeclaration(ArbiterProtocol.Signal.sessionsAvailable.rawValue),
             ]
         )
     }
 
     /// A method acting on the caller's session.
     private func method(
-        _ name: String, _ inputs: [DBusArgument] = [],
+        _ name: ArbiterProtocol.Method, _ inputs: [DBusArgument] = [],
         _ body: @escaping @Sendable (Arbiter, SessionID, [DBusValue]) throws -> Void
     ) -> DBusMethod {
-        DBusMethod(name, inputs: inputs) { [weak self] call in
+        DBusMethod(name.rawValue, inputs: inputs) { [weak self] call in
             guard let self else { return [] }
             try body(self, try Arbiter.caller(call), call.arguments)
             return []
@@ -150,7 +150,7 @@ extension Arbiter {
             if Duration.nanoseconds(tick) <= configuration.reRegistrationWindow, interruptedBy != id {
                 restore(id, interruptedBy: interruptedBy, wasPlaying: r.wasPlaying)
             } else if let object = state.withLock({ $0.object }) {
-                try? object.emit("InterruptionEnded", interface: ArbiterName.interface, [.boolean(r.wasPlaying)], to: id.rawValue)
+                try? object.emit(.interruptionEnded, [.boolean(r.wasPlaying)], to: id)
             }
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
@@ -163,11 +163,11 @@ extension Arbiter {
         let policy = self.policy
         let session = policy[id]
         return .vardict([
-            "otherAudioPlaying": .boolean(policy.otherAudioPlaying(for: id)),
-            "secondaryAudioShouldBeSilenced": .boolean(policy.secondaryAudioShouldBeSilencedHint(for: id)),
-            "interrupted": .boolean(session?.isInterrupted ?? false),
-            "duckGain": .double(session?.isDucked == true ? Double(policy.configuration.duckGain) : 1),
-            "target": .string(policy.remoteTarget?.rawValue ?? ""),
+            ArbiterProtocol.SituationKey.otherAudioPlaying.rawValue: .boolean(policy.otherAudioPlaying(for: id)),
+            ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue: .boolean(policy.secondaryAudioShouldBeSilencedHint(for: id)),
+            ArbiterProtocol.SituationKey.interrupted.rawValue: .boolean(session?.isInterrupted ?? false),
+            ArbiterProtocol.SituationKey.duckGain.rawValue: .double(session?.isDucked == true ? Double(policy.configuration.duckGain) : 1),
+            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.remoteTarget?.rawValue ?? ""),
         ])
     }
 
@@ -178,18 +178,18 @@ extension Arbiter {
             .sorted { ($0.lastSoundTick ?? 0, $1.id) > ($1.lastSoundTick ?? 0, $0.id) }
             .map { session in
                 .vardict([
-                    "id": .string(session.id.rawValue),
-                    "app": .string(session.appName),
-                    "category": .string(session.category.rawValue),
-                    "options": .strings(WireFormat.names(of: session.options)),
-                    "mode": .string(session.mode.rawValue),
-                    "active": .boolean(session.isActive),
-                    "producingSound": .boolean(session.isProducingSound),
-                    "interrupted": .boolean(session.isInterrupted),
-                    "ducked": .boolean(session.isDucked),
-                    "lastSound": .uint64(session.lastSoundTick ?? 0),
-                    "eligible": .boolean(session.isEligibleRemoteTarget),
-                    "target": .boolean(policy.remoteTarget == session.id),
+                    ArbiterProtocol.SessionKey.id.rawValue: .string(session.id.rawValue),
+                    ArbiterProtocol.SessionKey.app.rawValue: .string(session.appName),
+                    ArbiterProtocol.SessionKey.category.rawValue: .string(session.category.rawValue),
+                    ArbiterProtocol.SessionKey.options.rawValue: .strings(WireFormat.names(of: session.options)),
+                    ArbiterProtocol.SessionKey.mode.rawValue: .string(session.mode.rawValue),
+                    ArbiterProtocol.SessionKey.active.rawValue: .boolean(session.isActive),
+                    ArbiterProtocol.SessionKey.producingSound.rawValue: .boolean(session.isProducingSound),
+                    ArbiterProtocol.SessionKey.interrupted.rawValue: .boolean(session.isInterrupted),
+                    ArbiterProtocol.SessionKey.ducked.rawValue: .boolean(session.isDucked),
+                    ArbiterProtocol.SessionKey.lastSound.rawValue: .uint64(session.lastSoundTick ?? 0),
+                    ArbiterProtocol.SessionKey.eligible.rawValue: .boolean(session.isEligibleRemoteTarget),
+                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.remoteTarget == session.id),
                 ])
             }
     }

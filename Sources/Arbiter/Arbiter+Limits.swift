@@ -76,7 +76,7 @@ extension Arbiter {
             return (s.refusedForRoom, s.object)
         }
         guard refused, let object else { return }
-        try? object.emit("SessionsAvailable", interface: ArbiterName.interface, [])
+        try? object.emit(.sessionsAvailable)
     }
 }
 

@@ -5,24 +5,23 @@ import SessionPolicy
 extension Arbiter {
     /// Each decision for one session becomes a unicast signal to it.
     func send(_ decisions: [SessionPolicy.Decision], via object: DBusExportedObject) {
-        let interface = ArbiterName.interface
         for decision in decisions {
             switch decision {
             case let .deactivated(id):
-                try? object.emit("Deactivated", interface: interface, [.string("silenceTimeout")], to: id.rawValue)
+                try? object.emit(.deactivated, [.string("silenceTimeout")], to: id)
             case let .interruptionBegan(id, reason):
                 let (name, by) = WireFormat.encode(reason)
-                try? object.emit("InterruptionBegan", interface: interface, [.string(name), .string(by)], to: id.rawValue)
+                try? object.emit(.interruptionBegan, [.string(name), .string(by)], to: id)
             case let .interruptionEnded(id, shouldResume):
-                try? object.emit("InterruptionEnded", interface: interface, [.boolean(shouldResume)], to: id.rawValue)
+                try? object.emit(.interruptionEnded, [.boolean(shouldResume)], to: id)
             case let .duck(id, gain):
-                try? object.emit("DuckGainChanged", interface: interface, [.double(Double(gain))], to: id.rawValue)
+                try? object.emit(.duckGainChanged, [.double(Double(gain))], to: id)
             case let .unduck(id):
-                try? object.emit("DuckGainChanged", interface: interface, [.double(1)], to: id.rawValue)
+                try? object.emit(.duckGainChanged, [.double(1)], to: id)
             case let .otherAudioPlaying(id, playing):
-                try? object.emit("OtherAudioPlayingChanged", interface: interface, [.boolean(playing)], to: id.rawValue)
+                try? object.emit(.otherAudioPlayingChanged, [.boolean(playing)], to: id)
             case let .secondaryAudioShouldBeSilenced(id, silenced):
-                try? object.emit("SecondaryAudioShouldBeSilencedChanged", interface: interface, [.boolean(silenced)], to: id.rawValue)
+                try? object.emit(.secondaryAudioShouldBeSilencedChanged, [.boolean(silenced)], to: id)
             case .remoteTargetChanged, .rejected:
                 break  // the target is broadcast by announceChanges; rejections are error replies
             }
@@ -37,8 +36,15 @@ extension Arbiter {
             return (current.0, current.1, s.announced)
         }
         var changed: [String: DBusValue] = [:]
-        if previous?.target != target { changed["Target"] = .string(target) }
-        if previous?.locked != locked { changed["ScreenLocked"] = .boolean(locked) }
-        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: ["Sessions"])
+        if previous?.target != target { changed[ArbiterProtocol.Property.target.rawValue] = .string(target) }
+        if previous?.locked != locked { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(locked) }
+        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue])
+    }
+}
+
+extension DBusExportedObject {
+    /// Emits one of the arbiter's signals, unicast to `session` or, without one, broadcast.
+    func emit(_ signal: ArbiterProtocol.Signal, _ arguments: [DBusValue] = [], to session: SessionID? = nil) throws(DBusError) {
+        try emit(signal.rawValue, interface: ArbiterName.interface, arguments, to: session?.rawValue)
     }
 }

@@ -16,13 +16,6 @@ struct RegistrationState {
     var interruptedBy: SessionID?
     var silencedBy: InterruptionReason?
 
-    /// The keys and the D-Bus type each must have.
-    static let keys: [(name: String, type: DBusType)] = [
-        ("category", .string), ("options", .array(.string)), ("mode", .string),
-        ("active", .boolean), ("producingSound", .boolean), ("remoteCommands", .boolean),
-        ("interruptedBy", .string), ("silencedBy", .string), ("wasPlaying", .boolean),
-    ]
-
     /// At most this many category options in one list (there are seven names; a list
     /// may repeat one, but not without bound).
     static let maximumOptions = 8
@@ -31,41 +24,42 @@ struct RegistrationState {
         guard case .dictionary(.string, .variant, let entries) = value else {
             throw .invalidArgs("state must be a dictionary a{sv}, not \(WireFormat.describe(value))")
         }
-        var seen: [String: DBusValue] = [:]
+        typealias Key = ArbiterProtocol.RegisterKey
+        var seen: [Key: DBusValue] = [:]
         for entry in entries {
             guard case .string(let key) = entry.key else { throw .invalidArgs("state keys must be strings") }
-            guard let declared = RegistrationState.keys.first(where: { $0.name == key }) else {
+            guard let declared = Key(rawValue: key) else {
                 throw .invalidArgs("unknown state key \(WireFormat.quoted(key)) "
-                                   + "(known: \(RegistrationState.keys.map(\.name).sorted().joined(separator: ", ")))")
+                                   + "(known: \(Key.allCases.map(\.rawValue).sorted().joined(separator: ", ")))")
             }
-            guard seen[key] == nil else { throw .invalidArgs("state “\(key)” is given twice") }
+            guard seen[declared] == nil else { throw .invalidArgs("state “\(key)” is given twice") }
             // One level of variant, holding exactly the declared type.
             guard case .variant(let inner) = entry.value, inner.type == declared.type else {
                 let actual = if case .variant(let inner) = entry.value { inner.type.signature } else { entry.value.type.signature }
                 throw .invalidArgs("state “\(key)” must be of type “\(declared.type.signature)”, not “\(actual)”")
             }
-            seen[key] = inner
+            seen[declared] = inner
         }
-        if case .string(let name)? = seen["category"] { category = try WireFormat.category(name) }
-        if case .array(_, let names)? = seen["options"] {
+        if case .string(let name)? = seen[.category] { category = try WireFormat.category(name) }
+        if case .array(_, let names)? = seen[.options] {
             guard names.count <= RegistrationState.maximumOptions else {
                 throw .invalidArgs("state “options” has \(names.count) entries; at most \(RegistrationState.maximumOptions)")
             }
             options = try WireFormat.options(names.compactMap(\.string))
         }
-        if case .string(let name)? = seen["mode"] { mode = try WireFormat.mode(name) }
-        func flag(_ key: String) -> Bool { if case .boolean(let b)? = seen[key] { b } else { false } }
-        active = flag("active")
-        producingSound = flag("producingSound")
-        remoteCommands = flag("remoteCommands")
-        wasPlaying = flag("wasPlaying")
-        if case .string(let name)? = seen["interruptedBy"] {
+        if case .string(let name)? = seen[.mode] { mode = try WireFormat.mode(name) }
+        func flag(_ key: Key) -> Bool { if case .boolean(let b)? = seen[key] { b } else { false } }
+        active = flag(.active)
+        producingSound = flag(.producingSound)
+        remoteCommands = flag(.remoteCommands)
+        wasPlaying = flag(.wasPlaying)
+        if case .string(let name)? = seen[.interruptedBy] {
             guard name.hasPrefix(":"), (try? BusName.validate(name)) != nil else {
                 throw .invalidArgs("state “interruptedBy” must be a unique bus name, not \(WireFormat.quoted(name))")
             }
             interruptedBy = SessionID(name)
         }
-        if case .string(let name)? = seen["silencedBy"] {
+        if case .string(let name)? = seen[.silencedBy] {
             switch name {
             case "screenLocked": silencedBy = .screenLocked
             case "silentMode": silencedBy = .silentMode
@@ -75,7 +69,7 @@ struct RegistrationState {
         if interruptedBy != nil, silencedBy != nil {
             throw .invalidArgs("state gives both “interruptedBy” and “silencedBy”; a session says one cause")
         }
-        if seen["wasPlaying"] != nil, interruptedBy == nil, silencedBy == nil {
+        if seen[.wasPlaying] != nil, interruptedBy == nil, silencedBy == nil {
             throw .invalidArgs("state “wasPlaying” only goes with “interruptedBy” or “silencedBy”")
         }
     }

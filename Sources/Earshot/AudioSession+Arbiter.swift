@@ -57,7 +57,7 @@ extension AudioSession {
             self?.arbiterSignal(message)
         })
         subscriptions.append(try await connection.subscribe(
-            MatchRule(sender: ArbiterName.bus, interface: ArbiterName.interface, member: "SessionsAvailable"), handler: { _ in }))
+            MatchRule(sender: ArbiterName.bus, interface: ArbiterName.interface, member: ArbiterProtocol.Signal.sessionsAvailable.rawValue), handler: { _ in }))
         let changes = state.withLock { $0.arbiterOwnerChanges }
         let owner = try await connection.nameOwner(ArbiterName.bus)
         state.withLock { s in if s.arbiterOwnerChanges == changes { s.arbiterOwner = owner } }
@@ -94,33 +94,33 @@ extension AudioSession {
     /// interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
         var (full, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, InterruptionReason?, Bool) in
-            (["category": .string(s.category.rawValue), "options": .strings(WireFormat.names(of: s.options)),
+            ([ArbiterProtocol.RegisterKey.category.rawValue: .string(s.category.rawValue), ArbiterProtocol.RegisterKey.options.rawValue: .strings(WireFormat.names(of: s.options)),
               // An interrupted session is silent, even if the engine has not yet noticed
               // (its sound-stopped event lags by the silence threshold): claiming sound
               // would activate it again and make it interrupt its interrupter.
-              "mode": .string(s.mode.rawValue), "active": .boolean(s.isActive),
-              "producingSound": .boolean(s.producingSound && !s.interrupted)],
+              ArbiterProtocol.RegisterKey.mode.rawValue: .string(s.mode.rawValue), ArbiterProtocol.RegisterKey.active.rawValue: .boolean(s.isActive),
+              ArbiterProtocol.RegisterKey.producingSound.rawValue: .boolean(s.producingSound && !s.interrupted)],
              reset && s.interrupted ? s.interruptedBy : nil, reset && s.interrupted ? s.silencedBy : nil,
              !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
-        full["remoteCommands"] = .boolean(adopted && remoteCommandsAvailable)
+        full[ArbiterProtocol.RegisterKey.remoteCommands.rawValue] = .boolean(adopted && remoteCommandsAvailable)
         // A silenced session leaves the decision to the arbiter, which asks the screen saver.
         let staleInterruption = reset && isInterrupted && silencedBy == nil
         if let by = interruptedBy, try await connection.nameOwner(by) == nil { interruptedBy = nil }
         if let interruptedBy {
-            full["interruptedBy"] = .string(interruptedBy)
-            full["wasPlaying"] = .boolean(wasPlaying)
+            full[ArbiterProtocol.RegisterKey.interruptedBy.rawValue] = .string(interruptedBy)
+            full[ArbiterProtocol.RegisterKey.wasPlaying.rawValue] = .boolean(wasPlaying)
         } else if let silencedBy {
-            full["silencedBy"] = .string(WireFormat.encode(silencedBy).0)
-            full["wasPlaying"] = .boolean(wasPlaying)
+            full[ArbiterProtocol.RegisterKey.silencedBy.rawValue] = .string(WireFormat.encode(silencedBy).0)
+            full[ArbiterProtocol.RegisterKey.wasPlaying.rawValue] = .boolean(wasPlaying)
         }
         let owner = try await connection.nameOwner(ArbiterName.bus)
         let announcements = state.withLock { $0.roomAnnouncements }
         let answer: Result<[DBusValue], DBusError>
         do {
             answer = .success(try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path,
-                                                        interface: ArbiterName.interface, method: "Register",
+                                                        interface: ArbiterName.interface, method: ArbiterProtocol.Method.register.rawValue,
                                                         [.string(appName), .vardict(full)]))
         } catch {
             answer = .failure(error)
@@ -140,11 +140,11 @@ extension AudioSession {
         }
         let reply = try answer.get()
         let situation = reply.first?.stringKeyedDictionary ?? [:]
-        let gain = situation["duckGain"]?.double ?? 1
+        let gain = situation[ArbiterProtocol.SituationKey.duckGain.rawValue]?.double ?? 1
         let previousHost = state.withLock { s -> String? in
             defer { (s.registeredWith, s.waitingForRoom, s.waitingAfterHostChange) = (owner, false, false) }
-            s.otherAudioPlaying = situation["otherAudioPlaying"]?.bool ?? false
-            s.secondaryHint = situation["secondaryAudioShouldBeSilenced"]?.bool ?? false
+            s.otherAudioPlaying = situation[ArbiterProtocol.SituationKey.otherAudioPlaying.rawValue]?.bool ?? false
+            s.secondaryHint = situation[ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue]?.bool ?? false
             s.duckGain = gain
             return s.registeredWith
         }
@@ -216,17 +216,17 @@ extension AudioSession {
             return
         }
         switch member {
-        case "SessionsAvailable":
+        case ArbiterProtocol.Signal.sessionsAvailable.rawValue:
             let waiting = state.withLock { s in
                 s.roomAnnouncements += 1
                 return s.waitingForRoom
             }
             if waiting, let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
-        case "Deactivated":
+        case ArbiterProtocol.Signal.deactivated.rawValue:
             state.withLock { $0.isActive = false }
             AudioSession.trace("deactivated by the arbiter (\(args.first?.string ?? "?"))")
             post(.deactivatedAfterSilence)
-        case "InterruptionBegan":
+        case ArbiterProtocol.Signal.interruptionBegan.rawValue:
             let reason = WireFormat.reason(args.first?.string ?? "", by: args.dropFirst().first?.string ?? "") ?? .routeDisconnected
             let by = args.dropFirst().first?.string ?? ""
             state.withLock { s in
@@ -239,7 +239,7 @@ extension AudioSession {
             AudioSession.trace("interruption began")
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
-        case "InterruptionEnded":
+        case ArbiterProtocol.Signal.interruptionEnded.rawValue:
             // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
             let shouldResume = state.withLock { s in
                 (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
@@ -247,13 +247,13 @@ extension AudioSession {
             }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)
-        case "DuckGainChanged":
+        case ArbiterProtocol.Signal.duckGainChanged.rawValue:
             let gain = args.first?.double ?? 1
             state.withLock { $0.duckGain = gain }
             engine.setProcessGain(Float(gain))
-        case "OtherAudioPlayingChanged":
+        case ArbiterProtocol.Signal.otherAudioPlayingChanged.rawValue:
             state.withLock { $0.otherAudioPlaying = args.first?.bool ?? false }
-        case "SecondaryAudioShouldBeSilencedChanged":
+        case ArbiterProtocol.Signal.secondaryAudioShouldBeSilencedChanged.rawValue:
             let silence = args.first?.bool ?? false
             state.withLock { $0.secondaryHint = silence }
             post(.silenceSecondaryAudioHint(shouldSilence: silence))

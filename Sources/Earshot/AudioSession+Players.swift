@@ -30,7 +30,7 @@ extension AudioSession {
 
     func updateRemoteCommands() async throws {
         guard state.withLock({ $0.mpris != nil }) else { return }
-        try await call("SetRemoteCommandsEnabled", [.boolean(remoteCommandsAvailable)])
+        try await call(ArbiterProtocol.Method.setRemoteCommandsEnabled.rawValue, [.boolean(remoteCommandsAvailable)])
     }
 
     /// Whether this session may be the remote-control target (its own view of the rule).
@@ -104,7 +104,7 @@ extension AudioSession {
                 _ = try? await mpris.claimName()
                 AudioSession.trace("name claimed")
             }
-            try? await call("ReportSound", [.boolean(next)])
+            try? await call(ArbiterProtocol.Method.reportSound.rawValue, [.boolean(next)])
             AudioSession.trace(next ? "sound reported" : "silence reported")
         }
     }

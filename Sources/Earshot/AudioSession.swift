@@ -159,7 +159,7 @@ public final class AudioSession: Sendable {
         if let refusal = WireFormat.refusal(of: options, with: category) {
             throw DBusError(ArbiterName.Error.rejected, refusal)
         }
-        try await call("SetCategory", [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
+        try await call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
         state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
         routeMonitor()?.reportCategoryChange()
         try await updateRemoteCommands()
@@ -177,7 +177,7 @@ public final class AudioSession: Sendable {
             if running > 0 { throw AudioSessionError.isBusy(runningPlayers: running) }
         }
         AudioSession.trace(active ? "activate" : "deactivate")
-        try await call("SetActive", [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
+        try await call(ArbiterProtocol.Method.setActive.rawValue, [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
         // The arbiter's signals come before its reply: an interruption that the
         // activation itself caused (the screen is locked) is already recorded.
         state.withLock { s in s.isActive = active && !s.interrupted }

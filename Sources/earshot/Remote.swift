@@ -65,7 +65,7 @@ struct Remote: AsyncParsableCommand {
             }
             guard let target = try await connection.call(
                 destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
-                method: "Get", [.string(ArbiterName.interface), .string("Target")]).first?.string, !target.isEmpty else {
+                method: "Get", [.string(ArbiterName.interface), .string(ArbiterProtocol.Property.target.rawValue)]).first?.string, !target.isEmpty else {
                 fail("earshot remote: no target: no process in the playback category has made sound")
             }
             var arguments: [DBusValue] = []
@@ -127,20 +127,20 @@ struct Status: AsyncParsableCommand {
         let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
                                               method: "GetAll", [.string(ArbiterName.interface)])
         let all = reply.first?.stringKeyedDictionary ?? [:]
-        let sessions = all["Sessions"]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
-        let target = all["Target"]?.string ?? ""
-        say("arbiter \(owner)\(all["ScreenLocked"]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
+        let sessions = all[ArbiterProtocol.Property.sessions.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
+        let target = all[ArbiterProtocol.Property.target.rawValue]?.string ?? ""
+        say("arbiter \(owner)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
         say("SESSION   APP               CATEGORY        OPTIONS         STATE")
         for session in sessions {
             var state: [String] = []
-            if session["target"]?.bool == true { state.append("target") }
-            if session["active"]?.bool == true { state.append("active") }
-            if session["producingSound"]?.bool == true { state.append("playing") }
-            if session["interrupted"]?.bool == true { state.append("interrupted") }
-            if session["ducked"]?.bool == true { state.append("ducked") }
-            let options = session["options"]?.stringArray?.joined(separator: ",") ?? ""
+            if session[ArbiterProtocol.SessionKey.target.rawValue]?.bool == true { state.append("target") }
+            if session[ArbiterProtocol.SessionKey.active.rawValue]?.bool == true { state.append("active") }
+            if session[ArbiterProtocol.SessionKey.producingSound.rawValue]?.bool == true { state.append("playing") }
+            if session[ArbiterProtocol.SessionKey.interrupted.rawValue]?.bool == true { state.append("interrupted") }
+            if session[ArbiterProtocol.SessionKey.ducked.rawValue]?.bool == true { state.append("ducked") }
+            let options = session[ArbiterProtocol.SessionKey.options.rawValue]?.stringArray?.joined(separator: ",") ?? ""
             func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
-            say(pad(session["id"]?.string ?? "?", 10) + pad(session["app"]?.string ?? "?", 18) + pad(session["category"]?.string ?? "?", 16)
+            say(pad(session[ArbiterProtocol.SessionKey.id.rawValue]?.string ?? "?", 10) + pad(session[ArbiterProtocol.SessionKey.app.rawValue]?.string ?? "?", 18) + pad(session[ArbiterProtocol.SessionKey.category.rawValue]?.string ?? "?", 16)
                 + pad(options.isEmpty ? "-" : options, 16) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
         }
     }

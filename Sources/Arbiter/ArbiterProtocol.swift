@@ -1,0 +1,127 @@
+public import DBus
+
+/// The members of `org.earshot.AudioSession`, named once for the arbiter and its clients
+/// (`dbus/org.earshot.AudioSession.xml` documents them; `ArbiterTests` checks that the
+/// live introspection matches that file). Both sides spell a member through these types,
+/// so a misspelt name does not compile.
+public enum ArbiterProtocol {
+    /// The methods; each acts on the caller's own session.
+    public enum Method: String, CaseIterable, Sendable {
+        /// `Register(app_name s, state a{sv}) -> (situation a{sv})`: registers the caller
+        /// with its whole state (``RegisterKey``) and returns its situation (``SituationKey``).
+        case register = "Register"
+        /// `Unregister()`: the caller's session goes.
+        case unregister = "Unregister"
+        /// `SetCategory(category s, options as, mode s)`.
+        case setCategory = "SetCategory"
+        /// `SetActive(active b, notify_others_on_deactivation b)`.
+        case setActive = "SetActive"
+        /// `ReportSound(producing b)`: the process started or stopped producing sound.
+        case reportSound = "ReportSound"
+        /// `SetRemoteCommandsEnabled(enabled b)`: whether any remote command is enabled.
+        case setRemoteCommandsEnabled = "SetRemoteCommandsEnabled"
+    }
+
+    /// The signals: all but ``sessionsAvailable`` are unicast to one session.
+    public enum Signal: String, CaseIterable, Sendable {
+        /// `Deactivated(reason s)`: the arbiter deactivated the session (`silenceTimeout`).
+        case deactivated = "Deactivated"
+        /// `InterruptionBegan(reason s, by s)`: see ``WireFormat/encode(_:)``.
+        case interruptionBegan = "InterruptionBegan"
+        /// `InterruptionEnded(should_resume b)`.
+        case interruptionEnded = "InterruptionEnded"
+        /// `DuckGainChanged(gain d)`: 1 when no longer ducked.
+        case duckGainChanged = "DuckGainChanged"
+        /// `OtherAudioPlayingChanged(playing b)`.
+        case otherAudioPlayingChanged = "OtherAudioPlayingChanged"
+        /// `SecondaryAudioShouldBeSilencedChanged(silenced b)`.
+        case secondaryAudioShouldBeSilencedChanged = "SecondaryAudioShouldBeSilencedChanged"
+        /// `SessionsAvailable()`, broadcast: a session went after a registration was
+        /// refused for the limits; refused clients register again.
+        case sessionsAvailable = "SessionsAvailable"
+    }
+
+    /// The read-only properties.
+    public enum Property: String, CaseIterable, Sendable {
+        /// `aa{sv}`: one dictionary per session (``SessionKey``), the most recent sounder
+        /// first; changes are announced by invalidation.
+        case sessions = "Sessions"
+        /// `s`: the unique name of the remote-control target, "" when none.
+        case target = "Target"
+        /// `b`: whether the screen is locked.
+        case screenLocked = "ScreenLocked"
+    }
+
+    /// The keys of `Register`'s `state` dictionary, each with the one type its variant holds.
+    public enum RegisterKey: String, CaseIterable, Sendable {
+        /// `s`: the category's iOS name.
+        case category
+        /// `as`: category option names (``WireFormat/optionNames``).
+        case options
+        /// `s`: the mode's iOS name.
+        case mode
+        /// `b`: whether the session is active.
+        case active
+        /// `b`: whether the process produces sound.
+        case producingSound
+        /// `b`: whether any remote command is enabled.
+        case remoteCommands
+        /// `s`: the unique name of the session that interrupted this one.
+        case interruptedBy
+        /// `s`: `screenLocked` or `silentMode`.
+        case silencedBy
+        /// `b`: whether the session was playing when interrupted.
+        case wasPlaying
+
+        /// The D-Bus type the key's variant must hold.
+        public var type: DBusType {
+            switch self {
+            case .options: .array(.string)
+            case .category, .mode, .interruptedBy, .silencedBy: .string
+            case .active, .producingSound, .remoteCommands, .wasPlaying: .boolean
+            }
+        }
+    }
+
+    /// The keys of the situation `Register` returns.
+    public enum SituationKey: String, CaseIterable, Sendable {
+        /// `b`: whether another session is playing.
+        case otherAudioPlaying
+        /// `b`: the hint to silence secondary audio.
+        case secondaryAudioShouldBeSilenced
+        /// `b`: whether the session is interrupted.
+        case interrupted
+        /// `d`: the session's gain, below 1 when ducked.
+        case duckGain
+        /// `s`: the unique name of the remote-control target, "" when none.
+        case target
+    }
+
+    /// The keys of each dictionary in the `Sessions` property.
+    public enum SessionKey: String, CaseIterable, Sendable {
+        /// `s`: the session's unique bus name.
+        case id
+        /// `s`: the app name it registered with.
+        case app
+        /// `s`: the category's iOS name.
+        case category
+        /// `as`: category option names.
+        case options
+        /// `s`: the mode's iOS name.
+        case mode
+        /// `b`: whether the session is active.
+        case active
+        /// `b`: whether it produces sound.
+        case producingSound
+        /// `b`: whether it is interrupted.
+        case interrupted
+        /// `b`: whether it is ducked.
+        case ducked
+        /// `t`: when it last produced sound (higher is more recent; 0 never).
+        case lastSound
+        /// `b`: whether it may be the remote-control target.
+        case eligible
+        /// `b`: whether it is the remote-control target.
+        case target
+    }
+}

@@ -271,10 +271,12 @@ extension AudioSession {
         state.withLock { $0.routes = monitor }
     }
 
-    /// Posts the change; players pause when the device in use went away (as Apple advises
-    /// apps to do on `oldDeviceUnavailable`), and only then.
+    /// Posts the change. Audio continues across a route change; on `oldDeviceUnavailable`
+    /// only a queue's players pause, as `AVPlayer` does (see `pausesWhenDeviceGoesAway`).
+    /// This is the one place the rule lives: the arbiter does not see which process's
+    /// device went away, and on iOS a route change is a notification, not an interruption.
     private func routeChanged(_ change: RouteChange) {
-        if change.reason == .oldDeviceUnavailable { pauseAllPlayers() }
+        if change.reason == .oldDeviceUnavailable { pausePlayersForLostDevice() }
         post(.routeChange(change))
     }
 }

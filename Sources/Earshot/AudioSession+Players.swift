@@ -50,8 +50,27 @@ extension AudioSession {
 
     /// The engine started or stopped producing sound: tell the arbiter; on a start in an
     /// eligible session, take the MPRIS name first so that the desktop's target follows.
+    ///
+    /// System sounds are not the app's audio session (System Sound Services on iOS play
+    /// outside it): sound that starts while only system sounds play neither activates nor
+    /// interrupts, claims no name and is not the app's last sound. The engine mixes every
+    /// voice into one sound, so the session tells them apart here, by what plays.
     private func soundChanged(_ producing: Bool) {
-        state.withLock { $0.producingSound = producing }
+        let systemOnly = producing && SystemSound.playingCount > 0 && !livePlayers().contains(where: \.isPlaying)
+        let ignored = state.withLock { s -> Bool in
+            if systemOnly {
+                s.soundIsSystemSoundsOnly = true
+                return true
+            }
+            defer { s.soundIsSystemSoundsOnly = false }
+            if !producing, s.soundIsSystemSoundsOnly { return true }
+            s.producingSound = producing
+            return false
+        }
+        guard !ignored else {
+            AudioSession.trace(producing ? "system sound started (not the session's)" : "system sound stopped")
+            return
+        }
         AudioSession.trace(producing ? "sound started" : "sound stopped")
         Task { await self.reportSound(producing) }
     }
@@ -119,6 +138,14 @@ extension AudioSession {
             return (false, !s.isActive)
         }
         guard let interrupted else { return false }
+        // The engine already sounds, with system sounds only: it sees no new start, so
+        // the player's sound is reported here.
+        let joinsSystemSound = interrupted == false && state.withLock { s -> Bool in
+            guard s.soundIsSystemSoundsOnly else { return false }
+            (s.soundIsSystemSoundsOnly, s.producingSound) = (false, true)
+            return true
+        }
+        if joinsSystemSound, !activate { Task { await self.reportSound(true) } }
         if interrupted {
             Task {
                 try? await self.setActive(true)
@@ -208,8 +235,11 @@ extension AudioSession {
         }
     }
 
-    func pauseAllPlayers() {
-        livePlayers().filter(\.isPlaying).forEach { $0.pauseForSession(.deviceLost) }
+    /// The device in use went away: the players that follow that rule (a queue's, as
+    /// `AVPlayer`) pause; the others play on, and the app decides.
+    func pausePlayersForLostDevice() {
+        livePlayers().filter { $0.isPlaying && $0.pausesWhenDeviceGoesAway.load(ordering: .relaxed) }
+            .forEach { $0.pauseForSession(.deviceLost) }
     }
 
     private func livePlayers() -> [AudioPlayer] {

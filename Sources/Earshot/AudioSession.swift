@@ -63,6 +63,9 @@ public final class AudioSession: Sendable {
         var mode: Mode = .default
         var isActive = false
         var producingSound = false
+        /// The engine's sound started while only system sounds played: not the session's
+        /// sound, so neither it nor its end is reported (see `soundChanged`).
+        var soundIsSystemSoundsOnly = false
         var otherAudioPlaying = false
         var secondaryHint = false
         var interrupted = false

@@ -474,8 +474,10 @@ public final class QueuePlayer: Sendable {
         player.enableRate = true
         player.rate = rate
         player.numberOfLoops = loops
+        player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
         player.isMeteringEnabled = true
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
+        player.loopObserver.withLock { $0 = { [weak self] in self?.publish() } }  // a wrap restarts the elapsed time
         watch(player, item: item)
         state.withLock { $0.player = player }
         if play {

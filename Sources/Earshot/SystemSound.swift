@@ -71,13 +71,21 @@ public final class SystemSound: Sendable {
     public func play(completion: (@Sendable () -> Void)? = nil) throws {
         guard let voice = voices.withLock({ state -> Voice? in
             defer { state.ready = nil }
-            if let ready = state.ready { state.playing[ObjectIdentifier(ready)] = ready }
+            if let ready = state.ready {
+                state.playing[ObjectIdentifier(ready)] = ready
+                SystemSound.playing.add(1, ordering: .relaxed)
+            }
             return state.ready
         }) else { throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed") }
-        voice.setHandlers(onFinished: { [weak self, weak voice] _ in
+        // The handler holds the sound until the play ends, so that a sound nobody keeps
+        // (`try SystemSound(named: "bell").play()`) plays whole instead of being disposed
+        // by `deinit` at once; the cycle (sound, voice, handler) ends with the play, or
+        // with `dispose()`, which takes the voice out of the sound and the engine.
+        voice.setHandlers(onFinished: { [self, weak voice] _ in
             if let voice {
                 voice.dispose()
-                _ = self?.voices.withLock { $0.playing.removeValue(forKey: ObjectIdentifier(voice)) }
+                self.stopped(voice)
+                voice.setHandlers(onFinished: nil, onError: nil)
             }
             completion?()
         }, onError: nil)
@@ -85,7 +93,7 @@ public final class SystemSound: Sendable {
             try voice.play()
         } catch {
             voice.dispose()
-            _ = voices.withLock { $0.playing.removeValue(forKey: ObjectIdentifier(voice)) }
+            stopped(voice)
             try? prepareNext()
             throw error
         }
@@ -95,13 +103,29 @@ public final class SystemSound: Sendable {
     /// Whether any play of this sound is still sounding.
     public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } }
 
-    /// Stops every play and releases the decoded audio's voices.
+    /// Stops every play and releases the decoded audio's voices. A sound that is playing
+    /// keeps itself alive until it ends; this stops it at once.
     public func dispose() {
         let all = voices.withLock { state -> [Voice] in
             defer { state = (nil, [:], true) }
+            SystemSound.playing.subtract(state.playing.count, ordering: .relaxed)
             return Array(state.playing.values) + (state.ready.map { [$0] } ?? [])
         }
-        for voice in all { voice.dispose() }
+        for voice in all {
+            voice.dispose()
+            voice.setHandlers(onFinished: nil, onError: nil)  // releases the sound they hold
+        }
+    }
+
+    /// Plays of system sounds in the process that have not ended: the session does not
+    /// count sound made while only these play as its own.
+    static let playing = Atomic<Int>(0)
+    static var playingCount: Int { playing.load(ordering: .relaxed) }
+
+    /// A play ended (or failed to start): it no longer counts.
+    private func stopped(_ voice: Voice) {
+        let removed = voices.withLock { $0.playing.removeValue(forKey: ObjectIdentifier(voice)) }
+        if removed != nil { SystemSound.playing.subtract(1, ordering: .relaxed) }
     }
 
     private func prepareNext() throws {

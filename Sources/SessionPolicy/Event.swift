@@ -29,8 +29,6 @@ extension SessionPolicy {
         case screenLockChanged(locked: Bool)
         /// Silent mode was turned on or off.
         case silentModeChanged(on: Bool)
-        /// The output device the audio was using went away.
-        case routeDisconnected
         /// The arbiter's timer: this session has not produced sound for longer than the
         /// silence timeout. Like iOS deactivating a suspended app's session.
         case silenceTimeout(SessionID)
@@ -52,7 +50,7 @@ extension SessionPolicy {
                  let .soundStopped(id, _), let .remoteCommandsChanged(id, _), let .silenceTimeout(id),
                  let .restoreInterruption(id, _, _):
                 id
-            case .screenLockChanged, .silentModeChanged, .routeDisconnected:
+            case .screenLockChanged, .silentModeChanged:
                 nil
             }
         }

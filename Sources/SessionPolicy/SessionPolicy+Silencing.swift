@@ -47,17 +47,4 @@ extension SessionPolicy {
         }
         return [InterruptionReason.screenLocked, .silentMode].compactMap { lift($0, from: id, resume: .ifWasPlaying) }
     }
-
-    /// The output went away: every `playback` session producing sound pauses, as iOS
-    /// players do when headphones are unplugged (so music does not move to the
-    /// speakers). It is an interruption that ends at once with `shouldResume` false;
-    /// the session is left inactive. Ambient sound and calls (`playAndRecord`) move to
-    /// the new output and keep going.
-    mutating func disconnectRoute() -> [Decision] {
-        let affected = ids { $0.isProducingSound && $0.category == .playback }
-        return affected.flatMap { id in
-            [interrupt(id, because: .routeDisconnected),
-             lift(.routeDisconnected, from: id, resume: .never, transferring: false)].compactMap { $0 }
-        }
-    }
 }

@@ -139,8 +139,6 @@ public struct SessionPolicy: Sendable, Equatable {
             setScreenLocked(locked)
         case let .silentModeChanged(on):
             setSilentMode(on)
-        case .routeDisconnected:
-            disconnectRoute()
         case let .restoreInterruption(id, reason, wasPlaying):
             restoreInterruption(id, reason: reason, wasPlaying: wasPlaying)
         case let .silenceTimeout(id):

@@ -6,8 +6,9 @@ import TestSupport
 /// Route changes seen by `earshot play`, with PulseAudio null sinks as the outputs. The
 /// reasons follow `RouteMonitor`/`RouteTracker`: a sink made the default within 1 s of
 /// appearing is `newDeviceAvailable`, a switch to a sink that was already there is
-/// `override`, and the sink in use going away is `oldDeviceUnavailable`. Players pause on
-/// `oldDeviceUnavailable` only.
+/// `override`, and the sink in use going away is `oldDeviceUnavailable`. `earshot play` is a
+/// `QueuePlayer`, which pauses on `oldDeviceUnavailable` only, as `AVPlayer` does (an
+/// `AudioPlayer` plays on: `AudioPlayerRouteTests`).
 @Suite("audio sessions across processes: routes")
 struct SessionRouteTests {
     @Test("a new sink made the default: newDeviceAvailable, playing on; that sink removed: oldDeviceUnavailable, paused")

@@ -138,18 +138,6 @@ struct InterruptionTests {
             == [.interruptionEnded(video, shouldResume: true)])
     }
 
-    @Test func routeDisconnectionPausesPlayback() {
-        var policy = SessionPolicy()
-        policy.add(music, .playback, playing: true)
-        policy.add(game, .ambient, playing: true)
-        policy.add(call, .playAndRecord, options: .mixWithOthers, playing: true)
-        let decisions = policy.apply(.routeDisconnected)
-        #expect(decisions.interruptions == [.interruptionBegan(music, reason: .routeDisconnected),
-                                            .interruptionEnded(music, shouldResume: false)])
-        #expect(!policy[music]!.isProducingSound && !policy[music]!.isActive && !policy[music]!.isInterrupted)
-        #expect(policy[game]!.isProducingSound && policy[call]!.isProducingSound)
-    }
-
     @Test func screenLockChangesOnlyActOnChange() {
         var policy = SessionPolicy()
         policy.add(game, .ambient, active: true)

@@ -65,8 +65,7 @@ struct EventGenerator {
         case 68..<76: .soundStopped(id(), tick: nextTick())
         case 76..<82: .remoteCommandsChanged(id(), anyEnabled: Bool.random(using: &random))
         case 82..<87: .screenLockChanged(locked: Bool.random(using: &random))
-        case 87..<92: .silentModeChanged(on: Bool.random(using: &random))
-        case 92..<95: .routeDisconnected
+        case 87..<95: .silentModeChanged(on: Bool.random(using: &random))
         default: .silenceTimeout(id())
         }
     }

@@ -6,19 +6,6 @@ import TestSupport
 // The FFmpeg decoder behind AudioFile, against files ffmpeg makes at run time
 // (DecodingFFmpegFixtures.swift), compared with what the ffmpeg command decodes from them.
 
-private func decode(_ file: AudioFile, block: Int = 1000) throws -> [Float] {
-    let channels = file.format.channelCount
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
-    defer { buffer.deallocate() }
-    var samples: [Float] = []
-    while true {
-        let frames = try file.read(into: buffer, frames: block)
-        if frames == 0 { return samples }
-        #expect(frames <= block)
-        samples.append(contentsOf: UnsafeBufferPointer(start: buffer, count: frames * channels))
-    }
-}
-
 /// Opens and decodes `path` to the end; the frames and the error, if any, where it stopped.
 private func outcome(_ path: String) -> (frames: Int, error: AudioFileError?) {
     let file: AudioFile

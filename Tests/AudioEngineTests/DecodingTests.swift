@@ -7,8 +7,8 @@ import TestSupport
 // with what sox (or ffmpeg, for Opus) decodes from the same files.
 
 /// Decodes a whole file with `AudioFile.read` in blocks of an odd size (so that blocks straddle
-/// libsndfile's internal ones and the last block is partial).
-private func decode(_ file: AudioFile, block: Int = 1000) throws -> [Float] {
+/// libsndfile's internal ones and the last block is partial). Shared by the FFmpeg tests.
+func decode(_ file: AudioFile, block: Int = 1000) throws -> [Float] {
     let channels = file.format.channelCount
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
     defer { buffer.deallocate() }

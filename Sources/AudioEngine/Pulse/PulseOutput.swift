@@ -120,17 +120,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
         func teardown(stream: OpaquePointer? = nil) {
             cancelTimer()
-            if let stream {
-                PulseOutput.clearCallbacks(stream)
-                pa_stream_disconnect(stream)
-                pa_stream_unref(stream)
-            }
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-            pa_threaded_mainloop_unlock(mainloop)
-            pa_threaded_mainloop_stop(mainloop)
-            pa_threaded_mainloop_free(mainloop)
+            PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         }
 
         while true {
@@ -344,16 +334,25 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
-        PulseOutput.clearCallbacks(stream)
-        pa_stream_disconnect(stream)
-        pa_stream_unref(stream)
+        PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
+        // `signals` is released with self, after libpulse's thread has stopped.
+    }
+
+    /// With the mainloop's lock held: disconnects and releases `stream` (if any) and
+    /// `context`, unlocks, stops libpulse's thread and frees the mainloop. The one way an
+    /// output (or an open that failed half-way) lets go of the server.
+    private static func disconnectAndStop(mainloop: OpaquePointer, context: OpaquePointer, stream: OpaquePointer?) {
+        if let stream {
+            clearCallbacks(stream)
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
         pa_context_set_state_callback(context, nil, nil)
         pa_context_disconnect(context)
         pa_context_unref(context)
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
-        // `signals` is released with self, after libpulse's thread has stopped.
     }
 
     // MARK: Helpers

@@ -69,7 +69,8 @@ struct DecodingFFmpegFixtures: Sendable {
         process.arguments = ["ffmpeg", "-hide_banner", "-encoders"]
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
+        // Through TestSupport's launch: Process.run from several threads at once crashes.
+        guard (try? launch(process)) != nil else { return false }
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: output, as: UTF8.self).contains("libfdk_aac")

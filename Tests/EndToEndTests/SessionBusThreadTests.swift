@@ -20,7 +20,7 @@ struct SessionBusThreadTests {
         let sox = Process()
         sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         sox.arguments = ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", source, "synth", "\(seconds)", "whitenoise", "vol", "0.05"]
-        try sox.run()
+        try launch(sox)
         sox.waitUntilExit()
         guard sox.terminationStatus == 0 else { throw TestFailure("sox could not make \(source)") }
         let files = try (1...count).map { index in

@@ -44,4 +44,20 @@ extension MPRISPlayer {
             try self.onCommandQueue(call) { player throws(DBusError) in try body(player, call) }
         }
     }
+
+    /// A method that is answered as soon as its turn on the command queue comes, before
+    /// `body` runs: for `Quit`, whose effect (the process ends) no reply could follow. A
+    /// caller that waits for the reply would otherwise see the player leave the bus without
+    /// replying (`NoReply`). Calls before it still take effect first.
+    func queuedReplyingFirst(_ name: String, _ body: @escaping @Sendable (MPRISPlayer) -> Void) -> DBusMethod {
+        DBusMethod(name) { [weak self] call in
+            guard let self else { return [] }
+            let connection = self.connection
+            commandQueue.async { [weak self] in
+                call.reply([], on: connection)
+                if let self { body(self) }
+            }
+            throw DBusMethodCall.replyLater
+        }
+    }
 }

@@ -11,8 +11,8 @@ extension MPRISPlayer {
                 queued("Raise") { player, _ throws(DBusError) in
                     try player.deliver(player.commands.raiseCommand.perform(), "Raise")
                 },
-                queued("Quit") { player, _ throws(DBusError) in
-                    try player.deliver(player.commands.quitCommand.perform(), "Quit")
+                queuedReplyingFirst("Quit") { player in
+                    _ = player.commands.quitCommand.perform()
                 },
             ],
             properties: [

@@ -27,8 +27,11 @@ struct SessionRetryTests {
         #expect(f.arbiter.policy.sessions.values.map(\.appName) == ["filler"], "no room yet")
 
         filler.connection.close()
+        // Waits for the arbiter's reply, not for the session to appear in its policy: the
+        // arbiter applies a registration's category and activation one step after another
+        // on its bus thread, and this test reads the policy from another thread.
         try await eventually("the refused session to register") {
-            f.arbiter.policy.sessions.values.contains { $0.appName == "late" }
+            session.state.withLock { $0.registeredWith != nil && !$0.waitingForRoom }
         }
         let late = try #require(f.arbiter.policy.sessions.values.first { $0.appName == "late" })
         #expect(late.category == .playback && late.isActive, "the registration carries the category and activation: \(late)")

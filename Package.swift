@@ -48,6 +48,9 @@ let package = Package(
             dependencies: ["Earshot", "Arbiter", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The README's Swift snippets, compiled (ReadmeSnippetTests checks they match).
+        .executableTarget(name: "earshot-examples", dependencies: ["Earshot"], path: "Examples"),
+
         // In-process audio measurements for bench/audio.
         .executableTarget(name: "earshot-bench", dependencies: ["Earshot"]),
 

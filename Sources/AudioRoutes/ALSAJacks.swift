@@ -183,6 +183,8 @@ final class ALSAJackWatcher: Sendable {
         }
     }
 
+    /// Hands the watcher to its thread. `@unchecked Sendable`: after `start`, only that
+    /// thread uses `watcher` (and `initial`, which no one changes).
     private final class Runner: @unchecked Sendable {
         let watcher: ALSAJackWatcher
         let initial: [ALSACard]

@@ -28,7 +28,9 @@ final class BusLoop: @unchecked Sendable {
     // Bus-thread state (touched by libdbus callbacks, which run on the bus thread).
     private var watches: [OpaquePointer] = []
     private var timeouts: [(timeout: OpaquePointer, deadline: UInt64)] = []
-    private var threadID: pthread_t?
+    /// The bus thread's id, 0 until the loop runs. Written once, on the bus thread; read
+    /// from any thread by `isOnBusThread`, hence atomic.
+    private let threadID = Atomic<UInt>(0)
 
     // Cross-thread state.
     private struct Shared {
@@ -142,8 +144,8 @@ final class BusLoop: @unchecked Sendable {
     }
 
     var isOnBusThread: Bool {
-        guard let threadID else { return false }
-        return pthread_equal(threadID, pthread_self()) != 0
+        let id = threadID.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
     var isClosed: Bool { shared.withLock { $0.closed || $0.stopRequested } }
@@ -198,7 +200,7 @@ final class BusLoop: @unchecked Sendable {
     // MARK: The loop
 
     private func run() {
-        threadID = pthread_self()
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         var pollfds: [pollfd] = []
         var polled: [OpaquePointer] = []
         while true {

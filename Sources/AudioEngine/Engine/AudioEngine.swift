@@ -13,6 +13,12 @@ import Glibc
 /// per-source gain and pan and the process gain, meters, and writes the output. The output
 /// opens when something plays and is released after ``Configuration/idleRelease``
 /// seconds of silence.
+///
+/// `@unchecked Sendable`, and why that holds: every stored property is immutable, atomic
+/// or behind a `Mutex`, except `pendingOutput`, which the starting thread writes under
+/// `startLock` before it publishes `deviceState` open (releasing), and the render thread
+/// reads and clears only after loading that state (acquiring); the two never touch it
+/// at once.
 public final class AudioEngine: @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import AudioEngine
 import Synchronization
+import Platform
 
 /// What `earshot play` shows: a live status line and keys on a terminal, or one line per
 /// event otherwise.

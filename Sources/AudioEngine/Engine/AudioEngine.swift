@@ -1,4 +1,5 @@
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -88,7 +89,7 @@ public final class AudioEngine: @unchecked Sendable {
     // The device clock, as a sequence-locked pair written by the render thread.
     let clockSequence = Atomic<UInt64>(0)
     let clockFrames = AtomicDouble(0)
-    let clockStamp = AtomicDouble(monotonicSeconds())
+    let clockStamp = AtomicDouble(MonotonicClock.seconds())
     let latencyFrames = Atomic<Int>(0)
     /// Whether the render thread is writing (the clock then follows the device; while the
     /// stream is stopped or the device released, it follows the monotonic clock).
@@ -145,7 +146,7 @@ public final class AudioEngine: @unchecked Sendable {
             let frames = clockFrames.value
             let stamp = clockStamp.value
             if clockSequence.load(ordering: .acquiring) == before {
-                let since = max(0, monotonicSeconds() - stamp)
+                let since = max(0, MonotonicClock.seconds() - stamp)
                 return frames / rate + (open ? min(since, cap) : since)
             }
         }

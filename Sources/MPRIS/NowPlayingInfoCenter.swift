@@ -39,8 +39,15 @@ public final class NowPlayingInfoCenter: Sendable {
 
     private let state = Mutex(State())
     private let observers = Observers<Change>()
+    /// Monotonic nanoseconds: the system's clock, or a test's.
+    private let now: @Sendable () -> UInt64
 
-    public init() {}
+    /// A center on the monotonic clock.
+    public convenience init() { self.init(clock: MonotonicClock.nanoseconds) }
+
+    /// A center that reads the time from `clock` (monotonic nanoseconds), so that tests
+    /// can move time instead of sleeping.
+    package init(clock: @escaping @Sendable () -> UInt64) { now = clock }
 
     /// The current item, with `elapsedTime` as of the last update. Setting it stamps the
     /// position with the current time.
@@ -58,7 +65,8 @@ public final class NowPlayingInfoCenter: Sendable {
     /// The position now, extrapolated from the last update with the playback rate and
     /// clamped to the duration. Zero when nothing is loaded.
     public var currentElapsedTime: Double {
-        state.withLock { NowPlayingInfoCenter.extrapolate($0, at: MonotonicClock.nanoseconds()) }
+        let now = self.now()
+        return state.withLock { NowPlayingInfoCenter.extrapolate($0, at: now) }
     }
 
     /// A number identifying the current item, stable while it plays.
@@ -71,7 +79,7 @@ public final class NowPlayingInfoCenter: Sendable {
 
     private func apply(_ body: (inout NowPlayingInfo?) -> Void) {
         let change = state.withLock { state -> Change? in
-            let now = MonotonicClock.nanoseconds()
+            let now = self.now()
             let old = state.info
             var rebased = old
             let predicted = NowPlayingInfoCenter.extrapolate(state, at: now)

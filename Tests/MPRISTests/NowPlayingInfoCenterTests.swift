@@ -1,42 +1,54 @@
 import MPRIS
+import Synchronization
 import Testing
 import TestSupport
 
 @Suite("NowPlayingInfoCenter (no bus)")
 struct NowPlayingInfoCenterTests {
+    /// Time that moves only when the test says so.
+    final class ManualClock: Sendable {
+        private let nanoseconds = Atomic<UInt64>(1_000_000_000)
+        func advance(seconds: Double) { nanoseconds.add(UInt64(seconds * 1e9), ordering: .relaxed) }
+        var read: @Sendable () -> UInt64 { { self.nanoseconds.load(ordering: .relaxed) } }
+    }
+
     @Test("elapsed time extrapolates with the rate while playing, and stops while paused")
-    func extrapolation() async throws {
-        let center = NowPlayingInfoCenter()
+    func extrapolation() {
+        let clock = ManualClock()
+        let center = NowPlayingInfoCenter(clock: clock.read)
         var info = NowPlayingInfo(title: "A", duration: 100, elapsedTime: 10)
         info.playbackRate = 2
-        let clock = ContinuousClock()
-        let start = clock.now
         center.nowPlayingInfo = info
-        try await Task.sleep(for: .milliseconds(200))
-        let moved = center.currentElapsedTime
-        let elapsed = start.duration(to: clock.now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        // At 2× the position moves twice the wall time that passed (whatever the load).
-        #expect(abs((moved - 10) - 2 * seconds) < 0.05, "moved \(moved - 10) s in \(seconds) s")
+        clock.advance(seconds: 0.2)
+        // At 2× the position moves twice the time that passed.
+        #expect(abs(center.currentElapsedTime - 10.4) < 1e-9, "\(center.currentElapsedTime)")
 
         center.update { $0?.playbackState = .paused }
-        let frozen = center.currentElapsedTime
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(center.currentElapsedTime == frozen)
-        #expect(abs(frozen - moved) < 0.2, "pausing keeps the extrapolated position")
+        #expect(abs(center.currentElapsedTime - 10.4) < 1e-9, "pausing keeps the extrapolated position")
+        clock.advance(seconds: 5)
+        #expect(abs(center.currentElapsedTime - 10.4) < 1e-9, "and it stays there while paused")
     }
 
     @Test("extrapolation stops at the duration and never goes below zero")
-    func clamping() async throws {
-        let center = NowPlayingInfoCenter()
+    func clamping() {
+        let clock = ManualClock()
+        let center = NowPlayingInfoCenter(clock: clock.read)
         center.nowPlayingInfo = NowPlayingInfo(title: "A", duration: 1, elapsedTime: 0.99)
-        try await Task.sleep(for: .milliseconds(50))
+        clock.advance(seconds: 0.05)
         #expect(center.currentElapsedTime == 1)
         var bad = NowPlayingInfo(title: "B", duration: 5, elapsedTime: -.infinity)
         bad.playbackRate = .nan
         center.nowPlayingInfo = bad
         #expect(center.currentElapsedTime == 0)
         #expect(center.nowPlayingInfo?.playbackRate == 0)
+    }
+
+    @Test("the default center runs on the monotonic clock")
+    func realClock() async throws {
+        let center = NowPlayingInfoCenter()
+        center.nowPlayingInfo = NowPlayingInfo(title: "A", duration: 100, elapsedTime: 10)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(center.currentElapsedTime > 10.04, "\(center.currentElapsedTime)")
     }
 
     @Test("observers see item changes, seeks, and nothing for a no-op")

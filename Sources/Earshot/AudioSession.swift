@@ -161,6 +161,7 @@ public final class AudioSession: Sendable {
         }
         try await call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
         state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
+        applyRecordingCategory()
         routeMonitor()?.reportCategoryChange()
         try await updateRemoteCommands()
     }
@@ -181,6 +182,7 @@ public final class AudioSession: Sendable {
         // The arbiter's signals come before its reply: an interruption that the
         // activation itself caused (the screen is locked) is already recorded.
         state.withLock { s in s.isActive = active && !s.interrupted }
+        applyRecordingCategory()
     }
 
     // MARK: Route and hardware

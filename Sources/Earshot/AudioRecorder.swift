@@ -178,7 +178,7 @@ public final class AudioRecorder: Sendable {
                 throw AudioRecorderError.ended(path: url.path)
             }
             state.withLock { $0.pausedByInterruption = false }
-            session?.recorderStarted()
+            session?.recorderStarted(self)
             return true
         } catch {
             state.withLock { $0.lastError = error }
@@ -189,14 +189,14 @@ public final class AudioRecorder: Sendable {
     /// Pauses; ``record()`` continues the same file, with neither a gap nor a repeat.
     public func pause() {
         state.withLock { $0.recording }?.pause()
-        session?.recorderStopped()
+        session?.recorderStopped(self)
     }
 
     /// Stops and finishes the file: it is complete and valid on disk when this returns.
     public func stop() {
         guard let recording = state.withLock({ $0.recording }) else { return }
         recording.stop()
-        session?.recorderStopped()
+        session?.recorderStopped(self)
     }
 
     /// Stops if needed and removes the file. Returns false when it could not be removed.
@@ -237,7 +237,7 @@ public final class AudioRecorder: Sendable {
         }
         continuation.yield(.finished(successfully: successfully))
         delegate?.audioRecorderDidFinishRecording(self, successfully: successfully)
-        session?.recorderStopped()
+        session?.recorderStopped(self)
     }
 
     // MARK: Meters
@@ -288,12 +288,13 @@ public final class AudioRecorder: Sendable {
                 guard self.isRecording else { return }
                 self.state.withLock { $0.recording }?.pause()
                 self.state.withLock { $0.pausedByInterruption = true }
+                session.recorderStopped(self)
             case .ended(let shouldResume):
                 let resume = self.state.withLock { s -> Bool in
                     defer { s.pausedByInterruption = false }
                     return s.pausedByInterruption && shouldResume
                 }
-                if resume { _ = self.state.withLock { $0.recording }?.start() }
+                if resume, self.state.withLock({ $0.recording })?.start() == true { session.recorderStarted(self) }
             }
         }
         state.withLock { $0.observation = token }

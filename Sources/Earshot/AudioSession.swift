@@ -120,6 +120,8 @@ public final class AudioSession: Sendable {
         /// The sound state waiting to be reported, and whether a report is on its way.
         var soundToReport: Bool?
         var reportingSound = false
+        /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
+        var recorders: Set<ObjectIdentifier> = []
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }

@@ -35,7 +35,7 @@ struct EarshotCommand: AsyncParsableCommand {
               earshot publish --title "Song A" --title "Song B" --length 180
             """,
         version: earshotVersion,
-        subcommands: [Play.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
+        subcommands: [Play.self, Record.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
     )
 }
 

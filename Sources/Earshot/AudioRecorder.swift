@@ -141,7 +141,9 @@ public final class AudioRecorder: Sendable {
     public func prepare() throws {
         if let recording = state.withLock({ $0.recording }), !recording.hasEnded { return }
         let identity = recordingIdentity()
-        let recording = try Recording(path: url.path, format: format, input: input, identity: identity, engine: engine)
+        var choice = input
+        if choice.device == nil, !choice.alsaOnly, let preferred = session?.preferredInput { choice.device = preferred.name }
+        let recording = try Recording(path: url.path, format: format, input: choice, identity: identity, engine: engine)
         recording.isMeteringEnabled.store(isMeteringEnabled, ordering: .relaxed)
         recording.onEnd { [weak self] ending in self?.ended(ending) }
         state.withLock { s in

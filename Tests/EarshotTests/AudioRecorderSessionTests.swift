@@ -85,4 +85,44 @@ import TestSupport
         #expect(audio.duration > atInterruption + 0.3, "nothing recorded after the interruption: \(audio.duration) s")
         #expect(audio.activeRegions(threshold: -40, minGap: 0.001).count == 1, "a gap in the file")
     }
+
+    @Test("inputs: the default source, its channels, a source plugged and unplugged, the preferred input records")
+    func inputs() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "inputs", bus: .address(bus.address), engine: engine)
+        #expect(session.isInputAvailable)
+        #expect(session.currentInputs.first?.name == server.monitorName, "\(session.currentInputs)")
+        #expect(session.inputNumberOfChannels == server.channels)
+
+        let seen = Locked<[[String]]>([])
+        session.observeInputs { inputs in seen.withLock { $0.append(inputs.map(\.name)) } }
+        let module = try server.pactl("load-module", "module-null-source", "source_name=headset_mic", "channels=1")
+        try await eventually("the plugged source among the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == true }
+        let mic = try #require(session.currentInputs.first { $0.name == "headset_mic" })
+        #expect(mic.channels == 1 && !mic.isMonitor)
+        session.setPreferredInput(mic)
+        #expect(session.inputNumberOfChannels == 1)
+
+        // A recorder of the session records the preferred input (the null source: silence).
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: rig.path("mic.wav")), input: .init(soundServer: rig.address),
+                                         session: session, engine: engine)
+        #expect(recorder.record())
+        guard case .soundServer(_, let source)? = recorder.inputKind else {
+            Issue.record("not recording from the sound server: \(String(describing: recorder.inputKind))")
+            return
+        }
+        #expect(source == "headset_mic")
+        recorder.stop()
+
+        _ = try server.pactl("unload-module", module.trimmingCharacters(in: .whitespacesAndNewlines))
+        try await eventually("the unplugged source gone from the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == false }
+    }
 }

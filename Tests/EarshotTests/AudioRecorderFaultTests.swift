@@ -106,33 +106,30 @@ import TestSupport
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }
 
-    @Test("record(atTime:) starts with the frame captured at that device time")
+    @Test("record(atTime:) starts with the frame captured at that device time, to the millisecond between two recorders")
     func recordAtTime() async throws {
         let rig = try RecordingRig()
-        // Silence, then a tone that starts when the player's stream does: the recording
-        // asked to start 0.3 s before the tone's onset holds 0.3 s of silence first.
-        let path = rig.path("timed.wav")
-        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
-        try recorder.prepare()
-        let reference = rig.path("reference.wav")
-        let referenceRecorder = try AudioRecorder(url: URL(fileURLWithPath: reference), input: rig.input, session: nil)
-        try referenceRecorder.prepare()
+        // Two recorders of the same source, asked to start 0.3 s apart on the device clock:
+        // the tone's onset must be 0.3 s later in the first file than in the second.
+        let early = rig.path("early.wav")
+        let late = rig.path("late.wav")
+        let earlyRecorder = try AudioRecorder(url: URL(fileURLWithPath: early), input: rig.input, session: nil)
+        let lateRecorder = try AudioRecorder(url: URL(fileURLWithPath: late), input: rig.input, session: nil)
+        try earlyRecorder.prepare()
+        try lateRecorder.prepare()
         let tone = try TestSignals.write([.silence(duration: 1.0), .tone(frequency: 1000, duration: 1.5)], name: "late-tone")
-        #expect(referenceRecorder.record())
-        let asked = recorder.deviceCurrentTime + 0.5
-        #expect(recorder.record(atTime: asked))
-        let startedAt = referenceRecorder.deviceCurrentTime
+        let start = earlyRecorder.deviceCurrentTime + 0.2
+        let spacing = 0.3
+        #expect(earlyRecorder.record(atTime: start))
+        #expect(lateRecorder.record(atTime: start + spacing))
         let player = try rig.play(tone)
         defer { player.kill(SIGKILL) }
-        try await Task.sleep(for: .milliseconds(2200))
-        recorder.stop()
-        referenceRecorder.stop()
-        // The same onset seen in both files: the timed one started `asked − startedAt` later.
-        let full = try RecordingRig.read(reference)
-        let timed = try RecordingRig.read(path)
-        let onsetFull = try #require(full.onset(threshold: -40))
-        let onsetTimed = try #require(timed.onset(threshold: -40))
-        let offset = onsetFull - onsetTimed
-        #expect(abs(offset - (asked - startedAt)) < 0.005, "started \(offset) s after the reference, asked \(asked - startedAt)")
+        try await Task.sleep(for: .milliseconds(2400))
+        earlyRecorder.stop()
+        lateRecorder.stop()
+        let onsetEarly = try #require(try RecordingRig.read(early).onset(threshold: -40))
+        let onsetLate = try #require(try RecordingRig.read(late).onset(threshold: -40))
+        let offset = onsetEarly - onsetLate
+        #expect(abs(offset - spacing) < 0.001, "the second recorder started \(offset) s after the first, asked \(spacing)")
     }
 }

@@ -40,4 +40,28 @@ import TestSupport
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot write /nonexistent-earshot/take.wav: No such file or directory"), "\(result.stderr)")
     }
+
+    @Test("earshot record --alsa records through ALSA capture (the pulse plugin's default)")
+    func recordsThroughALSA() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_alsa")
+        _ = try server.pactl("set-default-source", server.monitorName)
+        let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: server.environment)
+        defer { keepAlive.kill(SIGKILL) }
+        let tone = try TestSignals.sine(frequency: 880, duration: 4, level: -6)
+        let player = try Child("paplay", [tone], environment: server.environment)
+        defer { player.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                 appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/alsa.wav"
+        let result = try await run(Paths.earshot, ["record", path, "--alsa", "--duration", "1"], environment: server.environment, timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("audio input: ALSA capture device “default”"), "\(result.stderr)")
+        let audio = try TestSignals.readWAV(path)
+        #expect(abs(audio.duration - 1) <= 0.001, "\(audio.duration) s")
+        let frequency = try #require(audio.dominantFrequency(channel: 0))
+        #expect(abs(frequency - 880) < 1, "\(frequency) Hz")
+        #expect(abs(audio.sineLevelDBFS(channel: 0) + 6) <= 0.5, "\(audio.sineLevelDBFS(channel: 0)) dBFS")
+    }
 }

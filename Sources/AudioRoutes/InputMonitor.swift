@@ -11,10 +11,12 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
     public var name: String
     /// A human name: the active port's description ("Headset Microphone"), or the source's.
     public var portName: String
+    /// The source's channel count.
     public var channels: Int
     /// Whether it is a sink's monitor (what is played, not a microphone).
     public var isMonitor: Bool
 
+    /// An input port.
     public init(name: String, portName: String, channels: Int, isMonitor: Bool) {
         self.name = name
         self.portName = portName
@@ -22,6 +24,7 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
         self.isMonitor = isMonitor
     }
 
+    /// “Headset Microphone [1 ch] (alsa_input.…)”.
     public var description: String { "\(portName) [\(channels) ch] (\(name))" }
 }
 

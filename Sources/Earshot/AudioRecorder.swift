@@ -88,7 +88,9 @@ public final class AudioRecorder: Sendable {
     public struct Settings: Sendable, Hashable {
         /// The file type; nil: from the file's extension.
         public var fileType: RecordingFormat.FileType?
+        /// Frames per second (the sound server converts the input to it).
         public var sampleRate: Int
+        /// Channels of the file and the capture.
         public var numberOfChannels: Int
         /// Bits per sample for WAV, AIFF, CAF (16, 24, 32 float) and FLAC (16, 24).
         public var bitDepth: Int
@@ -323,11 +325,15 @@ public enum AudioRecorderError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// Receives an ``AudioRecorder``'s events (the `AVAudioRecorderDelegate` analog).
 public protocol AudioRecorderDelegate: AnyObject, Sendable {
+    /// The recording ended; the file is complete. `flag` is false after an encode error.
     func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool)
+    /// The file could not be written or the input failed; the recorder stopped.
     func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: RecordingError)
 }
 
 extension AudioRecorderDelegate {
+    /// Does nothing by default.
     public func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool) {}
+    /// Does nothing by default.
     public func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: RecordingError) {}
 }

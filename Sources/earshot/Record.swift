@@ -135,7 +135,8 @@ struct Record: AsyncParsableCommand {
         recorder.stop()
         player?.stop()
         events.cancel()
-        _ = signals
+        // Until here: dropped earlier (an optimised build may), the sources stop and SIGINT is ignored.
+        withExtendedLifetime(signals) {}
         meter.finish()
         if joined { try? await session.setActive(false, options: .notifyOthersOnDeactivation) }
 

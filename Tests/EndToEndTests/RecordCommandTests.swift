@@ -64,4 +64,25 @@ import TestSupport
         #expect(abs(frequency - 880) < 1, "\(frequency) Hz")
         #expect(abs(audio.sineLevelDBFS(channel: 0) + 6) <= 0.5, "\(audio.sineLevelDBFS(channel: 0)) dBFS")
     }
+
+    @Test("earshot record stops on SIGINT (Ctrl-C), finishes the file and says what it wrote")
+    func stopsOnInterrupt() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_int")
+        _ = try server.pactl("set-default-source", server.monitorName)
+        let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                 appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/int.ogg"
+        let child = try Child(Paths.earshot, ["record", path], environment: server.environment)
+        try await eventually("the recording to start", timeout: 10) {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0 && child.stderr.contains("audio input")
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        child.kill(SIGINT)
+        let status = try await child.wait(timeout: 10)
+        #expect(status == 0, "\(child.stderr)")
+        #expect(child.stdout.contains("recorded \(path): "), "\(child.stdout)")
+        let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty && probe.output == "vorbis", "\(probe.stdout) \(probe.stderr)")
+    }
 }

@@ -26,8 +26,11 @@ public final class Recording: @unchecked Sendable {
         case failed(RecordingError)
     }
 
+    /// The file written.
     public let path: String
+    /// What is written.
     public let format: RecordingFormat
+    /// The input opened.
     public let input: AudioEngine.InputKind
     let engine: AudioEngine
     private let buffer: CaptureBuffer
@@ -228,8 +231,8 @@ public final class Recording: @unchecked Sendable {
             next &+= buffer.takeDropped()
             var failure: RecordingError?
             let plan = control.withLock { c in (c.segments, c.limit, c.stopAt) }
-            var segments = plan.0
-            var limit = plan.1
+            let segments = plan.0
+            let limit = plan.1
             var written = self.written.load(ordering: .relaxed)
             var limitReached = false
             _ = buffer.ring.read(frames: buffer.ring.availableToRead) { pointer, count, _ in
@@ -273,10 +276,6 @@ public final class Recording: @unchecked Sendable {
             } else if let stopAt = plan.2, next >= stopAt {
                 ending = .finished
             }
-            // Segments wholly behind are done.
-            segments.removeAll { ($0.end ?? .max) <= next }
-            _ = limit
-            limit = nil
         }
         recordingFlag.store(false, ordering: .releasing)
         stream.close()

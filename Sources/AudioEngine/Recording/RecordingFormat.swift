@@ -3,7 +3,14 @@
 public struct RecordingFormat: Sendable, Hashable, CustomStringConvertible {
     /// The file type.
     public enum FileType: String, Sendable, Hashable, CaseIterable {
-        case wav, aiff, caf, flac
+        /// RIFF WAVE (PCM or float).
+        case wav
+        /// AIFF (PCM or float, AIFF-C for float).
+        case aiff
+        /// Core Audio Format.
+        case caf
+        /// FLAC, lossless.
+        case flac
         /// Ogg Vorbis.
         case oggVorbis = "ogg"
         /// Opus in Ogg (48, 24, 16, 12 or 8 kHz).
@@ -39,9 +46,11 @@ public struct RecordingFormat: Sendable, Hashable, CustomStringConvertible {
         public var isLossless: Bool { self != .oggVorbis && self != .opus }
     }
 
+    /// The container and codec.
     public var fileType: FileType
     /// Frames per second of the file (and of the capture: the sound server converts).
     public var sampleRate: Int
+    /// The number of channels (1…8).
     public var channels: Int
     /// Bits per sample for WAV, AIFF, CAF (16, 24, or 32 for float) and FLAC (16 or 24).
     public var bitDepth: Int
@@ -77,6 +86,7 @@ public struct RecordingFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// “FLAC, 48000 Hz, 2 channels, 16 bits” or “Opus, 48000 Hz, 1 channel, quality 0.6”.
+    /// The format in words.
     public var description: String {
         let detail = fileType.isLossless ? "\(bitDepth) bit\(bitDepth == 32 && fileType != .flac ? "s float" : "s")" : "quality \(quality)"
         return "\(fileType.displayName), \(sampleRate) Hz, \(channels) channel\(channels == 1 ? "" : "s"), \(detail)"

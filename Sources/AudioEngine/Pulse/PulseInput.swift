@@ -70,13 +70,14 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         }, userdata)
         let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
             ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        // Named before it starts: libpulse names the thread that calls it once the loop runs.
+        pa_threaded_mainloop_set_name(mainloop, "earshot-capture")
         guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
             let reason = PulseInput.error(context)
             pa_context_unref(context)
             pa_threaded_mainloop_free(mainloop)
             throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(reason)")
         }
-        pa_threaded_mainloop_set_name(mainloop, "earshot-capture")
         pa_threaded_mainloop_lock(mainloop)
         let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in
             guard let userdata else { return }

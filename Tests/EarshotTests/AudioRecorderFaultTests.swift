@@ -132,4 +132,32 @@ import TestSupport
         let offset = onsetEarly - onsetLate
         #expect(abs(offset - spacing) < 0.001, "the second recorder started \(offset) s after the first, asked \(spacing)")
     }
+
+    @Test("the source removed while recording: the server moves the stream to the default source, the file goes on and stays valid")
+    func sourceRemoved() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let module = try server.pactl("load-module", "module-null-source", "source_name=usb_mic", "channels=2")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
+        let path = rig.path("moved.wav")
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: .init(device: "usb_mic", soundServer: rig.address), session: nil)
+        try recorder.prepare()
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        _ = try server.pactl("unload-module", module)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(recorder.isRecording, "the recording stopped with the source")
+        recorder.stop()
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        // Silence from the null source first, then the default source (the monitor): the tone.
+        #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
 }

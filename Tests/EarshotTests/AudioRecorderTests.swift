@@ -46,12 +46,15 @@ import TestSupport
     @Test("a tone recorded on PulseAudio: frequency, level within 0.5 dB, duration within 10 ms, meters within 1 dB")
     func toneOnPulseAudio() async throws { try await recordsATone(pipewire: false) }
 
+    // FIELD-NOTES: `parec` from a monitor on pipewire-pulse 0.3.65 loses about a third of the
+    // audio; this record stream (20 ms fragments, ADJUST_LATENCY) must not: the test checks the
+    // file has no gap and exactly the duration asked.
     @Test("a tone recorded on PipeWire (pipewire-pulse): frequency, level, duration, meters")
     func toneOnPipeWire() async throws { try await recordsATone(pipewire: true) }
 
-    @Test("pause and record again continue the same file with no gap and no repeat")
-    func pauseLeavesNoGap() async throws {
-        let rig = try RecordingRig()
+    @Test("pause and record again continue the same file with no gap and no repeat", arguments: ["PulseAudio", "PipeWire"])
+    func pauseLeavesNoGap(server: String) async throws {
+        let rig = try RecordingRig(pipewire: server == "PipeWire")
         // A sweep: the frequency at each point of the file says which moment was recorded,
         // so a repeat would show as the frequency going down, a gap as silence.
         let sweep = try TestSignals.write([.sweep(from: 300, to: 3300, duration: 5)], name: "sweep")
@@ -65,8 +68,11 @@ import TestSupport
         try await Task.sleep(for: .milliseconds(800))
         recorder.pause()
         #expect(!recorder.isRecording)
+        // Frames captured before the pause may still be on their way (a fragment or two):
+        // they are written; nothing captured after it is.
+        try await Task.sleep(for: .milliseconds(150))
         let atPause = recorder.currentTime
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: .milliseconds(450))
         #expect(abs(recorder.currentTime - atPause) < 0.001, "the file grew while paused")
         #expect(recorder.record())
         try await Task.sleep(for: .milliseconds(800))

@@ -30,6 +30,7 @@ struct EarshotCommand: AsyncParsableCommand {
             EXAMPLES:
               earshot play song.flac other.ogg
               earshot sound message-new-instant
+              earshot record memo.flac --duration 10
               earshot remote play-pause
               earshot status --follow
               earshot publish --title "Song A" --title "Song B" --length 180

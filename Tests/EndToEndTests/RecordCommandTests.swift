@@ -85,4 +85,13 @@ import TestSupport
         let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty && probe.output == "vorbis", "\(probe.stdout) \(probe.stderr)")
     }
+
+    @Test("earshot record --help lists every option")
+    func recordHelp() async throws {
+        let result = try await run(Paths.earshot, ["record", "--help"])
+        #expect(result.status == 0)
+        for option in ["--device", "--alsa", "--format", "--rate", "--channels", "--bit-depth", "--quality", "--duration", "--play", "--name", "--bus"] {
+            #expect(result.stdout.contains(option), "record --help does not mention \(option)")
+        }
+    }
 }

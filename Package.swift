@@ -28,28 +28,33 @@ let package = Package(
         // headers are in the default include path, so the module map alone suffices.
         .systemLibrary(name: "CPulse"),
 
+        // The few system services every layer uses: the monotonic clock and named threads.
+        .target(name: "Platform"),
         // Typed Swift over libdbus. Knows nothing of MPRIS or audio.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "Platform"]),
         // The rules of the iOS audio-session model, pure: no I/O, no bus.
         .target(name: "SessionPolicy"),
         // The now-playing store, the remote commands, and their MPRIS export.
-        .target(name: "MPRIS", dependencies: ["DBus"]),
+        .target(name: "MPRIS", dependencies: ["DBus", "Platform"]),
         // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
-        .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
+        .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy"]),
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes"]),
         // The command-line tool.
         .executableTarget(
             name: "earshot",
-            dependencies: ["Earshot", "Arbiter", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Earshot", "Arbiter", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The README's Swift snippets, compiled (ReadmeSnippetTests checks they match).
+        .executableTarget(name: "earshot-examples", dependencies: ["Earshot"], path: "Examples"),
+
         // In-process audio measurements for bench/audio.
-        .executableTarget(name: "earshot-bench", dependencies: ["Earshot"]),
+        .executableTarget(name: "earshot-bench", dependencies: ["Earshot", "Platform"]),
 
         // Test support: a private dbus-daemon and subprocess helpers.
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),

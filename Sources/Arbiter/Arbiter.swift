@@ -1,6 +1,7 @@
 public import DBus
 public import SessionPolicy
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,7 +41,7 @@ public final class Arbiter: Sendable {
     public let connection: DBusConnection
     public let configuration: Configuration
     let state: Mutex<State>
-    private let epoch = monotonicTicks()
+    private let epoch = MonotonicClock.nanoseconds()
 
     struct State {
         var policy: SessionPolicy
@@ -107,7 +108,7 @@ public final class Arbiter: Sendable {
     /// A snapshot of the policy (for status and tests).
     public var policy: SessionPolicy { state.withLock { $0.policy } }
 
-    var tick: UInt64 { monotonicTicks() - epoch }
+    var tick: UInt64 { MonotonicClock.nanoseconds() - epoch }
 
     /// Applies an event and sends its decisions. Returns the decisions (a rejection is
     /// returned, not thrown; the method handlers turn it into an error reply).
@@ -153,9 +154,3 @@ public final class Arbiter: Sendable {
     }
 }
 
-@inline(__always)
-func monotonicTicks() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}

@@ -1,5 +1,6 @@
 internal import CALSA
 import Dispatch
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -183,6 +184,8 @@ final class ALSAJackWatcher: Sendable {
         }
     }
 
+    /// Hands the watcher to its thread. `@unchecked Sendable`: after `start`, only that
+    /// thread uses `watcher` (and `initial`, which no one changes).
     private final class Runner: @unchecked Sendable {
         let watcher: ALSAJackWatcher
         let initial: [ALSACard]
@@ -192,17 +195,9 @@ final class ALSAJackWatcher: Sendable {
         }
 
         func start() {
-            var thread = pthread_t()
-            let box = Unmanaged.passRetained(self).toOpaque()
-            let rc = pthread_create(&thread, nil, { argument in
-                let me = Unmanaged<Runner>.fromOpaque(argument!).takeRetainedValue()
-                me.watcher.run(initial: me.initial)
-                return nil
-            }, box)
-            if rc == 0 {
-                pthread_detach(thread)
-            } else {
-                Unmanaged<Runner>.fromOpaque(box).release()
+            do {
+                try startThreadIfPossible(name: "alsa-jacks") { self.watcher.run(initial: self.initial) }
+            } catch {
                 watcher.done.signal()
             }
         }

@@ -1,16 +1,10 @@
 internal import CDBus
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Monotonic time in nanoseconds.
-@inline(__always)
-func monotonicNanos() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}
 
 /// Owns one libdbus connection and the thread that drives it.
 ///
@@ -28,7 +22,9 @@ final class BusLoop: @unchecked Sendable {
     // Bus-thread state (touched by libdbus callbacks, which run on the bus thread).
     private var watches: [OpaquePointer] = []
     private var timeouts: [(timeout: OpaquePointer, deadline: UInt64)] = []
-    private var threadID: pthread_t?
+    /// The bus thread's id, 0 until the loop runs. Written once, on the bus thread; read
+    /// from any thread by `isOnBusThread`, hence atomic.
+    private let threadID = Atomic<UInt>(0)
 
     // Cross-thread state.
     private struct Shared {
@@ -123,14 +119,7 @@ final class BusLoop: @unchecked Sendable {
             },
             context(), release)
 
-        var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { argument in
-            let loop = Unmanaged<BusLoop>.fromOpaque(argument!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        precondition(started == 0, "cannot start the D-Bus thread: \(String(cString: strerror(started)))")
-        pthread_detach(thread)
+        startThread(name: "dbus-loop") { self.run() }
     }
 
     private static func from(_ data: UnsafeMutableRawPointer?) -> BusLoop {
@@ -138,12 +127,12 @@ final class BusLoop: @unchecked Sendable {
     }
 
     private static func deadline(of timeout: OpaquePointer) -> UInt64 {
-        monotonicNanos() + UInt64(max(0, dbus_timeout_get_interval(timeout))) * 1_000_000
+        MonotonicClock.nanoseconds() + UInt64(max(0, dbus_timeout_get_interval(timeout))) * 1_000_000
     }
 
     var isOnBusThread: Bool {
-        guard let threadID else { return false }
-        return pthread_equal(threadID, pthread_self()) != 0
+        let id = threadID.load(ordering: .acquiring)
+        return id != 0 && pthread_equal(pthread_t(id), pthread_self()) != 0
     }
 
     var isClosed: Bool { shared.withLock { $0.closed || $0.stopRequested } }
@@ -171,7 +160,7 @@ final class BusLoop: @unchecked Sendable {
         let id = shared.withLock { state -> UInt64 in
             let id = state.nextTimerID
             state.nextTimerID += 1
-            state.timers[id] = (monotonicNanos() + delay, work)
+            state.timers[id] = (MonotonicClock.nanoseconds() + delay, work)
             return id
         }
         if !isOnBusThread { wake() }
@@ -198,7 +187,7 @@ final class BusLoop: @unchecked Sendable {
     // MARK: The loop
 
     private func run() {
-        threadID = pthread_self()
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         var pollfds: [pollfd] = []
         var polled: [OpaquePointer] = []
         while true {
@@ -234,7 +223,7 @@ final class BusLoop: @unchecked Sendable {
                 if revents & Int16(POLLHUP) != 0 { flags |= DBUS_WATCH_HANGUP.rawValue }
                 dbus_watch_handle(watch, flags)
             }
-            let now = monotonicNanos()
+            let now = MonotonicClock.nanoseconds()
             for entry in timeouts where entry.deadline <= now {
                 guard let i = timeouts.firstIndex(where: { $0.timeout == entry.timeout }) else { continue }
                 timeouts[i].deadline = BusLoop.deadline(of: entry.timeout)
@@ -258,7 +247,7 @@ final class BusLoop: @unchecked Sendable {
         }
         for job in jobs { job() }
 
-        let now = monotonicNanos()
+        let now = MonotonicClock.nanoseconds()
         let due = shared.withLock { state -> [@Sendable () -> Void] in
             let ids = state.timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
             return ids.compactMap { state.timers.removeValue(forKey: $0.key)?.work }
@@ -273,7 +262,7 @@ final class BusLoop: @unchecked Sendable {
         }
         if let timer { earliest = min(earliest ?? timer, timer) }
         guard let earliest else { return -1 }
-        let now = monotonicNanos()
+        let now = MonotonicClock.nanoseconds()
         if earliest <= now { return 0 }
         return Int32(min((earliest - now + 999_999) / 1_000_000, UInt64(Int32.max)))
     }

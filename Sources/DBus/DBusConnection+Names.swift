@@ -63,6 +63,20 @@ extension DBusConnection {
         return result
     }
 
+    /// Releases a well-known name without waiting for the bus's answer (from a teardown
+    /// path that cannot await). The bus keeps the connection's order: a later request for
+    /// the name on this connection comes after the release.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid name; an error if the
+    ///   connection is closed.
+    public func releaseNameWithoutReply(_ name: String) throws(DBusError) {
+        try BusName.validate(name)
+        let release = try DBusMessage.methodCall(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
+                                                 interface: StandardInterface.bus, method: "ReleaseName", arguments: [.string(name)])
+        release.setNoReply()
+        try send(release)
+    }
+
     /// The unique name owning `name`, or `nil` when it has no owner.
     public func nameOwner(_ name: String) async throws(DBusError) -> String? {
         try BusName.validate(name)

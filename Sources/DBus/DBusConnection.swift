@@ -269,6 +269,10 @@ public struct SignalSubscription: Sendable {
 }
 
 /// Carries a call's continuation through libdbus's pending-call user data.
+///
+/// `@unchecked Sendable`: made on the calling thread before libdbus sees it, then touched
+/// only on the bus thread (the reply callback and libdbus's free function, which `deinit`
+/// runs from); `continuation` is cleared on first use, so it resumes once.
 private final class ContinuationBox: @unchecked Sendable {
     private var continuation: CheckedContinuation<DBusMessage, any Error>?
     init(_ continuation: CheckedContinuation<DBusMessage, any Error>) { self.continuation = continuation }

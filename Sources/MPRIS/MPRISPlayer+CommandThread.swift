@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,21 +36,7 @@ final class CommandThread: Sendable {
                 job()
             }
         }
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { context in
-            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            box.body()
-            return nil
-        }, context)
-        precondition(created == 0, "cannot start the MPRIS command thread (\(created))")
-        pthread_detach(thread)
-    }
-
-    /// Carries the thread's body through `pthread_create`.
-    private final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        startThread(name: "mpris-commands", body)
     }
 
     /// Ends the thread once the jobs already queued have run.

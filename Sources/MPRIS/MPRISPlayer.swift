@@ -100,12 +100,7 @@ public final class MPRISPlayer: Sendable {
         }
         guard let object else { return }
         object.unexport()
-        if let release = try? DBusMessage.methodCall(
-            destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-            method: "ReleaseName", arguments: [.string(busName)]) {
-            release.setNoReply()
-            try? connection.send(release)
-        }
+        try? connection.releaseNameWithoutReply(busName)
     }
 
     // MARK: Change propagation

@@ -1,5 +1,6 @@
 import DBus
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,7 +58,7 @@ public final class NowPlayingInfoCenter: Sendable {
     /// The position now, extrapolated from the last update with the playback rate and
     /// clamped to the duration. Zero when nothing is loaded.
     public var currentElapsedTime: Double {
-        state.withLock { NowPlayingInfoCenter.extrapolate($0, at: monotonicNow()) }
+        state.withLock { NowPlayingInfoCenter.extrapolate($0, at: MonotonicClock.nanoseconds()) }
     }
 
     /// A number identifying the current item, stable while it plays.
@@ -70,7 +71,7 @@ public final class NowPlayingInfoCenter: Sendable {
 
     private func apply(_ body: (inout NowPlayingInfo?) -> Void) {
         let change = state.withLock { state -> Change? in
-            let now = monotonicNow()
+            let now = MonotonicClock.nanoseconds()
             let old = state.info
             var rebased = old
             let predicted = NowPlayingInfoCenter.extrapolate(state, at: now)
@@ -120,9 +121,3 @@ extension NowPlayingInfo {
     }
 }
 
-@inline(__always)
-func monotonicNow() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-}

@@ -1,5 +1,6 @@
 import Earshot
 import Foundation
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -27,25 +28,25 @@ func runLatency(_ options: Options) {
     player.prepareToPlay()
 
     func waitQuiet() {
-        let deadline = monotonic() + 10
-        while (sound.isPlaying || player.isPlaying) && monotonic() < deadline { usleep(2000) }
+        let deadline = MonotonicClock.seconds() + 10
+        while (sound.isPlaying || player.isPlaying) && MonotonicClock.seconds() < deadline { usleep(2000) }
     }
     func waitReleased() {
         // The engine releases the device `idleRelease` seconds after the last sound.
-        let deadline = monotonic() + engine.configuration.idleRelease + 5
-        while engine.isDeviceOpen && monotonic() < deadline { usleep(10_000) }
+        let deadline = MonotonicClock.seconds() + engine.configuration.idleRelease + 5
+        while engine.isDeviceOpen && MonotonicClock.seconds() < deadline { usleep(10_000) }
         usleep(UInt32(settle * 1e6))
     }
     func play(_ kind: String) {
         let state = engine.isDeviceOpen ? "warm" : "cold"
-        let t = monotonic()
+        let t = MonotonicClock.seconds()
         var ok = true
         if kind == "player" {
             ok = player.play()
         } else {
             do { try sound.play() } catch { ok = false }
         }
-        let returned = monotonic()
+        let returned = MonotonicClock.seconds()
         emit("play kind=\(kind) state=\(state) t=\(format(t)) call_ms=\(format((returned - t) * 1000, 3)) ok=\(ok ? 1 : 0)")
         waitQuiet()
     }

@@ -1,5 +1,6 @@
 import Earshot
 import Foundation
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -53,19 +54,19 @@ func runPlayers(_ options: Options) {
     let underruns0 = engine.underrunCount
     let threads0 = threadCPU()
     let cpu0 = processCPU()
-    let t0 = monotonic()
+    let t0 = MonotonicClock.seconds()
     for player in players where !player.play() {
         fail("players: play failed: \(player.lastError.map { "\($0)" } ?? "?")")
     }
-    let started = monotonic() - t0
+    let started = MonotonicClock.seconds() - t0
     var early: [Int]? = nil
     // Sleep to the end of the window (nanosleep; the main thread does nothing meanwhile).
     // The dropouts in the first second (start-up) are counted apart from the rest.
-    while monotonic() - t0 < seconds {
-        if early == nil, monotonic() - t0 >= min(1, seconds / 2) { early = players.compactMap(voice(of:)).map(\.dropoutCount) }
-        usleep(UInt32(min(0.05, max(0.001, seconds - (monotonic() - t0))) * 1e6))
+    while MonotonicClock.seconds() - t0 < seconds {
+        if early == nil, MonotonicClock.seconds() - t0 >= min(1, seconds / 2) { early = players.compactMap(voice(of:)).map(\.dropoutCount) }
+        usleep(UInt32(min(0.05, max(0.001, seconds - (MonotonicClock.seconds() - t0))) * 1e6))
     }
-    let wall = monotonic() - t0
+    let wall = MonotonicClock.seconds() - t0
     let cpu1 = processCPU()
     let threads1 = threadCPU()
 

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -36,12 +37,6 @@ struct Options {
     }
 }
 
-/// CLOCK_MONOTONIC seconds (the clock Python's `time.clock_gettime(CLOCK_MONOTONIC)` reads).
-func monotonic() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
 
 /// The process's user and system CPU seconds (all threads, getrusage).
 func processCPU() -> (user: Double, system: Double) {

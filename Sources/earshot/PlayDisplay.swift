@@ -3,17 +3,30 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import AudioEngine
+import Synchronization
+import Platform
 
 /// What `earshot play` shows: a live status line and keys on a terminal, or one line per
 /// event otherwise.
+///
+/// `@unchecked Sendable`, and why that holds: the tally of items is written by the task
+/// that handles the queue's events and read by the caller after `run`, so it is behind a
+/// mutex. `sources` and `savedTerminal` are written by `run` and `startKeyboard` before
+/// the keyboard thread starts, and read by `finish`, which the caller runs after `run` on
+/// the same task; the keyboard thread touches only `queue` and the quit signal, which are
+/// `Sendable` themselves.
 final class PlayDisplay: @unchecked Sendable {
     let queue: QueuePlayer
     let interactive: Bool
-    private(set) var itemsStarted = 0
+    private struct Tally {
+        var itemsStarted = 0
+        var failures: [String] = []
+    }
+    private let tally = Mutex(Tally())
     /// The files that could not be played at all (not those cut short: they played).
-    private(set) var failures: [String] = []
+    var failures: [String] { tally.withLock { $0.failures } }
     /// The items that played, wholly or up to a cut.
-    var itemsPlayed: Int { itemsStarted - failures.count }
+    var itemsPlayed: Int { tally.withLock { $0.itemsStarted - $0.failures.count } }
     private var savedTerminal = termios()
 
     init(queue: QueuePlayer, interactive: Bool) {
@@ -71,14 +84,14 @@ final class PlayDisplay: @unchecked Sendable {
         case .currentItemChanged(nil): finished.ring()
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
         case .itemFailed(let item, let reason):
-            failures.append(item.url.path)
+            tally.withLock { $0.failures.append(item.url.path) }
             note("earshot play: skipped \(item.url.path): \(reason)")
         case .itemEndedEarly(let item, let what): note("earshot play: \(item.url.path): \(what)")
         }
     }
 
     private func announce(_ item: QueuePlayer.Item) {
-        itemsStarted += 1
+        tally.withLock { $0.itemsStarted += 1 }
         // Where the item is in the queue now, not the queue's current index: by the time
         // the event is handled the queue may have moved on (or run out).
         let items = queue.items

@@ -4,6 +4,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import AudioEngine
+import Platform
 
 /// `earshot sound`: plays a system sound and waits for it to end.
 struct Sound: AsyncParsableCommand {

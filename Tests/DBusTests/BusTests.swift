@@ -225,6 +225,11 @@ struct BusTests {
         #expect(try await third.nameOwner(name) == third.uniqueName)
         await #expect(throws: DBusError.self) { try await third.requestName(":1.5") }
         await #expect(throws: DBusError.self) { try await third.requestName("no dots") }
+        // Released without waiting: the next in the queue owns it, and a bad name is refused
+        // before it reaches the bus.
+        try third.releaseNameWithoutReply(name)
+        try await eventually("the release without a reply to take effect") { try await third.nameOwner(name) != third.uniqueName }
+        #expect(throws: DBusError.self) { try third.releaseNameWithoutReply("no dots") }
     }
 
     @Test("a closed connection throws Disconnected instead of hanging")

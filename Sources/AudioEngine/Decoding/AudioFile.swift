@@ -45,8 +45,11 @@ import Synchronization
 /// then finds no `data` or `pakt` chunk) or an Opus file cut inside its first pages fails when
 /// opened, with ``AudioFileError/Reason/decodeFailed(_:)`` ("malformed file").
 // @unchecked Sendable: reading and seeking are confined to one thread at a time (the caller's
-// contract above); the lazily completed tags are behind their own Mutex.
+// contract above; `use` stops the process if two threads overlap, rather than let them
+// corrupt the decoder); `format` is immutable; the lazily completed tags are behind their
+// own Mutex.
 public final class AudioFile: @unchecked Sendable {
+    private let use = ExclusiveUse("AudioFile")
     /// The format facts of the file.
     public let format: AudioFileFormat
     /// The text tags of the file.
@@ -146,6 +149,10 @@ public final class AudioFile: @unchecked Sendable {
     /// throws again.
     public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(AudioFileError) -> Int {
         guard frames > 0 else { return 0 }
+        return try use.run { () throws(AudioFileError) -> Int in try readExclusively(into: buffer, frames: frames) }
+    }
+
+    private func readExclusively(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(AudioFileError) -> Int {
         if let ffmpeg {
             defer { framePosition = ffmpeg.position }
             return try ffmpeg.read(into: buffer, frames: frames)
@@ -162,6 +169,10 @@ public final class AudioFile: @unchecked Sendable {
     /// Moves the read position to `frame`. A negative frame means 0; a frame past the known end
     /// means the end (the next read returns 0).
     public func seek(toFrame frame: Int64) throws(AudioFileError) {
+        try use.run { () throws(AudioFileError) in try seekExclusively(toFrame: frame) }
+    }
+
+    private func seekExclusively(toFrame frame: Int64) throws(AudioFileError) {
         if let ffmpeg {
             defer { framePosition = ffmpeg.position }
             return try ffmpeg.seek(toFrame: frame)

@@ -1,4 +1,5 @@
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,7 +58,7 @@ extension AudioEngine {
                 // never past what was written.
                 let heard = min(deviceCurrentTime * rate, Double(framesWritten))
                 streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: max(heard, Double(framesWritten - Int64(lastDelay))), at: monotonicSeconds())
+                publishClock(frames: max(heard, Double(framesWritten - Int64(lastDelay))), at: MonotonicClock.seconds())
                 let error: AudioEngineError
                 switch result {
                 case .serverLost(let reason):
@@ -78,15 +79,15 @@ extension AudioEngine {
                     fail(failure)
                     continue
                 }
-                let now = monotonicSeconds()
+                let now = MonotonicClock.seconds()
                 let flush = flushRequested.exchange(false, ordering: .acquiringAndReleasing)
                 if running, flush {
                     // Paused or stopped: drop what is buffered, so the pause is heard now, and
                     // put the paused voices back to the last frame the listener will hear.
                     let heard = deviceCurrentTime * rate
-                    let before = monotonicSeconds()
+                    let before = MonotonicClock.seconds()
                     let remaining = device.flush()
-                    let after = monotonicSeconds()
+                    let after = MonotonicClock.seconds()
                     flushRemainder.store(remaining, ordering: .relaxed)
                     flushedOnce = true
                     let end = heard + (after - before) * rate + Double(remaining)
@@ -101,7 +102,7 @@ extension AudioEngine {
                     // Let what is buffered play out (the end of the last sound), then stop.
                     // A voice started meanwhile waits at most this drain.
                     device.drainAndPrepare()
-                    publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                    publishClock(frames: Double(framesWritten), at: MonotonicClock.seconds())
                     eventSemaphore.signal()
                     running = false
                     streamRunning.store(false, ordering: .releasing)
@@ -126,7 +127,7 @@ extension AudioEngine {
             if !running {
                 // Frame index F is heard at device time F / rate, across stops and reopens.
                 framesWritten = Int64((deviceCurrentTime * rate).rounded())
-                publishClock(frames: Double(framesWritten), at: monotonicSeconds())
+                publishClock(frames: Double(framesWritten), at: MonotonicClock.seconds())
                 running = true
                 streamRunning.store(true, ordering: .releasing)
             }
@@ -181,7 +182,7 @@ extension AudioEngine {
             if let delay = device.delay() {
                 lastDelay = delay
                 if !flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
-                publishClock(frames: Double(framesWritten - Int64(delay)), at: monotonicSeconds())
+                publishClock(frames: Double(framesWritten - Int64(delay)), at: MonotonicClock.seconds())
             }
         }
     }

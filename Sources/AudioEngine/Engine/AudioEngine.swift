@@ -1,4 +1,5 @@
 import Synchronization
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,6 +14,12 @@ import Glibc
 /// per-source gain and pan and the process gain, meters, and writes the output. The output
 /// opens when something plays and is released after ``Configuration/idleRelease``
 /// seconds of silence.
+///
+/// `@unchecked Sendable`, and why that holds: every stored property is immutable, atomic
+/// or behind a `Mutex`, except `pendingOutput`, which the starting thread writes under
+/// `startLock` before it publishes `deviceState` open (releasing), and the render thread
+/// reads and clears only after loading that state (acquiring); the two never touch it
+/// at once.
 public final class AudioEngine: @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).
@@ -82,7 +89,7 @@ public final class AudioEngine: @unchecked Sendable {
     // The device clock, as a sequence-locked pair written by the render thread.
     let clockSequence = Atomic<UInt64>(0)
     let clockFrames = AtomicDouble(0)
-    let clockStamp = AtomicDouble(monotonicSeconds())
+    let clockStamp = AtomicDouble(MonotonicClock.seconds())
     let latencyFrames = Atomic<Int>(0)
     /// Whether the render thread is writing (the clock then follows the device; while the
     /// stream is stopped or the device released, it follows the monotonic clock).
@@ -139,7 +146,7 @@ public final class AudioEngine: @unchecked Sendable {
             let frames = clockFrames.value
             let stamp = clockStamp.value
             if clockSequence.load(ordering: .acquiring) == before {
-                let since = max(0, monotonicSeconds() - stamp)
+                let since = max(0, MonotonicClock.seconds() - stamp)
                 return frames / rate + (open ? min(since, cap) : since)
             }
         }

@@ -31,6 +31,9 @@ public final class PCMAudio: Sendable {
 }
 
 /// A read position over ``PCMAudio``.
+///
+/// `@unchecked Sendable`: the samples are immutable; `frame` is read and written only by
+/// the thread that reads the source (the engine's reader thread, one voice per cursor).
 final class PCMCursor: FrameSource, @unchecked Sendable {
     let audio: PCMAudio
     private var frame = 0

@@ -29,6 +29,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// What libpulse's callbacks reach (their userdata): the mainloop to signal, the engine's
     /// render semaphore to post when the stream or server fails while the render thread
     /// sleeps, and a timeout flag. Kept alive by the output until every callback is cleared.
+    /// `@unchecked Sendable` only for the `mainloop` pointer: libpulse's threaded mainloop
+    /// may be signalled from any thread; every other member is Sendable.
     final class Signals: @unchecked Sendable {
         let mainloop: OpaquePointer
         let wake: Semaphore

@@ -5,6 +5,12 @@ import Synchronization
 /// The producer (a reader thread) writes, the consumer (the render thread) reads; both
 /// sides are wait-free and allocation-free. Indices count frames since creation and
 /// never wrap in practice (UInt64).
+///
+/// `@unchecked Sendable` for the shared `storage`: the producer writes only the slots
+/// between the read and write indices' free space and then publishes them by storing
+/// `writeIndex` (releasing); the consumer reads only slots below the `writeIndex` it
+/// loaded (acquiring) and frees them by storing `readIndex`. That holds for one producer
+/// thread and one consumer thread at a time, which `Voice.ringOwner` ensures.
 final class FrameRing: @unchecked Sendable {
     let channels: Int
     let capacity: Int
@@ -64,7 +70,8 @@ final class FrameRing: @unchecked Sendable {
     }
 }
 
-/// A single-producer, single-consumer ring of small values (timeline marks).
+/// A single-producer, single-consumer ring of small values (timeline marks); safe to share
+/// for the reason ``FrameRing`` is.
 final class ValueRing<Element: BitwiseCopyable>: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Element>
     private let capacity: Int
@@ -107,7 +114,7 @@ final class ValueRing<Element: BitwiseCopyable>: @unchecked Sendable {
 }
 
 /// A Float shared between threads without locks (stored as its bit pattern).
-struct AtomicFloat: ~Copyable, @unchecked Sendable {
+struct AtomicFloat: ~Copyable, Sendable {
     private let bits: Atomic<UInt32>
     init(_ value: Float) { bits = Atomic(value.bitPattern) }
     var value: Float {
@@ -117,7 +124,7 @@ struct AtomicFloat: ~Copyable, @unchecked Sendable {
 }
 
 /// A Double shared between threads without locks.
-struct AtomicDouble: ~Copyable, @unchecked Sendable {
+struct AtomicDouble: ~Copyable, Sendable {
     private let bits: Atomic<UInt64>
     init(_ value: Double) { bits = Atomic(value.bitPattern) }
     var value: Double { Double(bitPattern: bits.load(ordering: .relaxed)) }

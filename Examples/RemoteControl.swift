@@ -1,0 +1,45 @@
+import Earshot
+import FoundationEssentials
+
+/// The README's remote-control snippet: media keys and playerctl drive an `AudioPlayer`
+/// through MPRIS, and the process takes part in last sound wins.
+func remoteControlExample(playing url: URL) async throws {
+    let player = try AudioPlayer(contentsOf: url)
+    let commands = RemoteCommandCenter.shared
+    commands.togglePlayPauseCommand.addTarget { _ in
+        if player.isPlaying { player.pause() } else { player.play() }
+        return .success
+    }
+    commands.changePlaybackPositionCommand.addTarget { event in
+        player.currentTime = event.positionTime
+        return .success
+    }
+
+    var info = NowPlayingInfo(title: "Song A", artists: ["Someone"], duration: player.duration)
+    info.elapsedTime = player.currentTime
+    NowPlayingInfoCenter.default.nowPlayingInfo = info   // the position then runs by itself
+
+    // Published on the session's connection and adopted: when this process makes sound,
+    // it owns the app's MPRIS name and the arbiter makes it the media keys' target.
+    let session = AudioSession.shared
+    let mpris = try MPRISPlayer(connection: try await session.connection(),
+                                configuration: MPRISConfiguration(appName: "myapp", identity: "My App"))
+    try await session.adopt(mpris, commands: commands)
+    try await mpris.publish()
+
+    let library = Library()
+    commands.nextTrackCommand.addTarget { _ in
+        // Handlers run on the player's command queue, not on the main actor: hand
+        // app state over to the actor that owns it.
+        Task { @MainActor in library.skip() }
+        return .success
+    }
+    player.play()
+    try await Task.sleep(for: .seconds(player.duration))
+}
+
+/// App state that lives on the main actor, as a UI's would.
+@MainActor final class Library {
+    private(set) var skipped = 0
+    func skip() { skipped += 1 }
+}

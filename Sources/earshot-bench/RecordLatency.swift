@@ -1,5 +1,6 @@
 import Earshot
 import Foundation
+import Platform
 
 #if canImport(Glibc)
 import Glibc
@@ -26,11 +27,11 @@ func runRecordLatency(_ options: Options) {
             } catch {
                 fail("record-latency: \(error)")
             }
-            let start = monotonic()
+            let start = MonotonicClock.seconds()
             guard recorder.record() else { fail("record-latency: \(recorder.lastError.map { "\($0)" } ?? "record() failed")") }
             let deadline = start + 5
-            while recorder.currentTime == 0, monotonic() < deadline { usleep(100) }
-            let seconds = monotonic() - start
+            while recorder.currentTime == 0, MonotonicClock.seconds() < deadline { usleep(100) }
+            let seconds = MonotonicClock.seconds() - start
             recorder.stop()
             emit("record-latency prepared=\(prepared ? 1 : 0) seconds=\(seconds)")
         }

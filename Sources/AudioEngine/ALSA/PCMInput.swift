@@ -1,4 +1,5 @@
 internal import CALSA
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Platform
 import Synchronization
 
 /// Where an input stream puts what it captures: a lock-free ring of interleaved Float32
@@ -76,13 +77,13 @@ final class CaptureBuffer: @unchecked Sendable {
     private func stamp(frames: Int, age: Double?) {
         guard let age else {
             if !hasOrigin.load(ordering: .acquiring) {
-                originTime.store(monotonicSeconds() - Double(framesCaptured.load(ordering: .relaxed)) / Double(sampleRate))
+                originTime.store(MonotonicClock.seconds() - Double(framesCaptured.load(ordering: .relaxed)) / Double(sampleRate))
                 hasOrigin.store(true, ordering: .releasing)
             }
             return
         }
         let index = Double(framesCaptured.load(ordering: .relaxed))
-        originTime.store(monotonicSeconds() - age - index / Double(sampleRate))
+        originTime.store(MonotonicClock.seconds() - age - index / Double(sampleRate))
         hasOrigin.store(true, ordering: .releasing)
     }
 

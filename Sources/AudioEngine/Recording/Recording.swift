@@ -1,3 +1,4 @@
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -113,7 +114,7 @@ public final class Recording: @unchecked Sendable {
 
     /// The capture frame index of a device time (the engine's ``AudioEngine/deviceCurrentTime``), or of now.
     private func frameIndex(deviceTime: Double?) -> UInt64 {
-        let now = monotonicSeconds()
+        let now = MonotonicClock.seconds()
         let target = deviceTime.map { now + ($0 - engine.deviceCurrentTime) } ?? now
         return buffer.frameIndex(atMonotonic: target)
     }

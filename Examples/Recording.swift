@@ -1,9 +1,9 @@
 import Earshot
-import Foundation
+import FoundationEssentials
 
-/// The README's `AudioRecorder` snippet, verbatim, so that the compiler checks it (not run:
-/// it records from the machine's default input for 5 s).
-func readmeRecorderSnippet() async throws {
+/// The README's recording snippet: a playAndRecord session in the voiceChat mode, a mono
+/// 24-bit FLAC memo of 5 s, its levels, and the end of the recording.
+func recordingExample() async throws {
     let session = AudioSession.shared
     try await session.setCategory(.playAndRecord, mode: .voiceChat)   // streams tagged media.role=phone
     try await session.setActive(true)

@@ -16,8 +16,11 @@ final class CaptureBuffer: @unchecked Sendable {
     let ring: FrameRing
     let sampleRate: Int
     let channels: Int
-    /// Posted after every push and on failure.
+    /// Posted on failure, and after a push that leaves at least `wakeFrames` frames to read.
     let wake = Semaphore()
+    /// How many buffered frames wake the consumer: it need not wake for every fragment (a
+    /// recording's writer batches about 100 ms), except when it waits for a stop point (0).
+    let wakeFrames = Atomic<Int>(0)
     /// Frames the input delivered (including those dropped because the ring was full).
     let framesCaptured = Atomic<UInt64>(0)
     /// Frames dropped because the consumer fell behind (ring full).
@@ -46,7 +49,11 @@ final class CaptureBuffer: @unchecked Sendable {
             dropTail(frames - written)
         }
         framesCaptured.add(UInt64(frames), ordering: .releasing)
-        wake.signal()
+        wakeIfEnough()
+    }
+
+    private func wakeIfEnough() {
+        if ring.availableToRead >= wakeFrames.load(ordering: .relaxed) { wake.signal() }
     }
 
     /// Capture thread: appends `frames` frames of silence (a hole in the server's stream).
@@ -61,7 +68,7 @@ final class CaptureBuffer: @unchecked Sendable {
             left -= count
         }
         framesCaptured.add(UInt64(frames), ordering: .releasing)
-        wake.signal()
+        wakeIfEnough()
     }
 
     private let droppedPending = Atomic<UInt64>(0)

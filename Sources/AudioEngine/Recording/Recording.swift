@@ -92,6 +92,9 @@ public final class Recording: @unchecked Sendable {
             }
         }
         input = stream.kind
+        // The writer wakes for every 100 ms captured, not every fragment: half the wakeups
+        // of the process while recording (the meters follow at that pace).
+        buffer.wakeFrames.store(format.sampleRate / 10, ordering: .relaxed)
         meters = Mutex(MeterState(peak: Array(repeating: 0, count: format.channels), sumSquares: Array(repeating: 0, count: format.channels)))
         let threadDone = writerDone
         let recording = Unmanaged.passUnretained(self)
@@ -164,6 +167,8 @@ public final class Recording: @unchecked Sendable {
             if let last = c.segments.indices.last, c.segments[last].end == nil { c.segments[last].end = max(index, c.segments[last].start) }
             c.stopAt = index
         }
+        // Every fragment up to the stop point wakes the writer now.
+        buffer.wakeFrames.store(0, ordering: .relaxed)
         recordingFlag.store(false, ordering: .releasing)
         buffer.wake.signal()
         if !isEnded.load(ordering: .acquiring) {

@@ -140,7 +140,12 @@ public final class Recording: @unchecked Sendable {
             }
             return true
         }
-        if started { recordingFlag.store(true, ordering: .releasing) }
+        if started {
+            recordingFlag.store(true, ordering: .releasing)
+            // Until the first frames are written, every fragment wakes the writer: a start
+            // is in the file within a fragment, then the writer batches again.
+            buffer.wakeFrames.store(0, ordering: .relaxed)
+        }
         buffer.wake.signal()
         return started
     }
@@ -267,6 +272,9 @@ public final class Recording: @unchecked Sendable {
                     if isMeteringEnabled.load(ordering: .relaxed) { measure(samples, frames: frames) }
                     if limitReached { return }
                 }
+            }
+            if written > self.written.load(ordering: .relaxed), plan.2 == nil {
+                buffer.wakeFrames.store(format.sampleRate / 10, ordering: .relaxed)
             }
             self.written.store(written, ordering: .releasing)
             if failure == nil {

@@ -148,7 +148,7 @@ extension AudioSession {
             s.duckGain = gain
             return s.registeredWith
         }
-        engine.setProcessGain(Float(gain))
+        engine.setProcessGain(wantedProcessGain)
         if reset { post(.mediaServicesWereReset) }
         if staleInterruption, interruptedBy == nil {
             let by = state.withLock { s -> String? in
@@ -250,7 +250,7 @@ extension AudioSession {
         case ArbiterProtocol.Signal.duckGainChanged.rawValue:
             let gain = args.first?.double ?? 1
             state.withLock { $0.duckGain = gain }
-            engine.setProcessGain(Float(gain))
+            engine.setProcessGain(wantedProcessGain)
         case ArbiterProtocol.Signal.otherAudioPlayingChanged.rawValue:
             state.withLock { $0.otherAudioPlaying = args.first?.bool ?? false }
         case ArbiterProtocol.Signal.secondaryAudioShouldBeSilencedChanged.rawValue:

@@ -98,7 +98,7 @@ extension AudioSession {
         while let next = state.withLock({ s -> Bool? in
             defer { s.soundToReport = nil }
             if s.soundToReport == nil { s.reportingSound = false }
-            return s.soundToReport
+            return s.soundToReport.map { $0 || !s.recorders.isEmpty }
         }) {
             if next, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
                 _ = try? await mpris.claimName()

@@ -120,6 +120,8 @@ public final class AudioSession: Sendable {
         /// The sound state waiting to be reported, and whether a report is on its way.
         var soundToReport: Bool?
         var reportingSound = false
+        /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
+        var recorders: Set<ObjectIdentifier> = []
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }
@@ -161,6 +163,7 @@ public final class AudioSession: Sendable {
         }
         try await call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
         state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
+        applyRecordingCategory()
         routeMonitor()?.reportCategoryChange()
         try await updateRemoteCommands()
     }
@@ -181,6 +184,7 @@ public final class AudioSession: Sendable {
         // The arbiter's signals come before its reply: an interruption that the
         // activation itself caused (the screen is locked) is already recorded.
         state.withLock { s in s.isActive = active && !s.interrupted }
+        applyRecordingCategory()
     }
 
     // MARK: Route and hardware

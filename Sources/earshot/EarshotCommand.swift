@@ -30,12 +30,13 @@ struct EarshotCommand: AsyncParsableCommand {
             EXAMPLES:
               earshot play song.flac other.ogg
               earshot sound message-new-instant
+              earshot record memo.flac --duration 10
               earshot remote play-pause
               earshot status --follow
               earshot publish --title "Song A" --title "Song B" --length 180
             """,
         version: earshotVersion,
-        subcommands: [Play.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
+        subcommands: [Play.self, Record.self, Sound.self, Publish.self, Remote.self, Status.self, Daemon.self]
     )
 }
 

@@ -1,0 +1,66 @@
+/// An open input stream that fills a ``CaptureBuffer``: a record stream on the sound server
+/// (``PulseInput``) or an ALSA capture device (``PCMInput``).
+protocol CaptureInput: AnyObject, Sendable {
+    var kind: AudioEngine.InputKind { get }
+    /// Stops capturing and releases the stream; any thread, once (later calls do nothing).
+    func close()
+}
+
+extension AudioEngine {
+    /// The input a recording captures from.
+    public enum InputKind: Sendable, Hashable, CustomStringConvertible {
+        /// A record stream on a sound server, through libpulse: `server` is its name and
+        /// version, `source` the source it records.
+        case soundServer(server: String, source: String)
+        /// An ALSA capture PCM.
+        case alsa(device: String)
+
+        /// “source earshot_test.monitor on pulseaudio 16.1 (libpulse)” or “ALSA capture device “default””.
+        public var description: String {
+            switch self {
+            case .soundServer(let server, let source): "source \(source) on \(server) (libpulse)"
+            case .alsa(let device): "ALSA capture device “\(device)”"
+            }
+        }
+    }
+
+    /// Where an input is opened: the sound server's default source, or a named one, or an
+    /// ALSA capture device.
+    public struct InputChoice: Sendable, Hashable {
+        /// A source name on the sound server, or an ALSA device name when the server does not
+        /// answer (or ``alsaOnly`` is set); nil for the default.
+        public var device: String?
+        /// Skip the sound server and open ALSA (`device`, or `default`).
+        public var alsaOnly: Bool
+        /// The sound server to connect to, or nil for libpulse's default.
+        public var soundServer: String?
+
+        /// The default input: the sound server's default source, or ALSA's `default`.
+        public init(device: String? = nil, alsaOnly: Bool = false, soundServer: String? = nil) {
+            self.device = device
+            self.alsaOnly = alsaOnly
+            self.soundServer = soundServer
+        }
+    }
+
+    /// Opens an input on the sound server when one answers, else on ALSA, feeding `buffer`.
+    func openInput(_ choice: InputChoice, identity: StreamIdentity, buffer: CaptureBuffer) throws(AudioEngineError) -> any CaptureInput {
+        let fragment = max(256, buffer.sampleRate / 50)
+        var fallback: String?
+        if !choice.alsaOnly {
+            do {
+                return try PulseInput(server: choice.soundServer ?? configuration.soundServer, device: choice.device, identity: identity,
+                                      buffer: buffer, fragmentFrames: fragment)
+            } catch {
+                guard case .deviceUnavailable(let device, let reason) = error, device == "sound server" else { throw error }
+                fallback = reason
+            }
+        }
+        do {
+            return try PCMInput(device: choice.device ?? "default", buffer: buffer, periodFrames: fragment)
+        } catch {
+            guard case .deviceUnavailable(let device, let reason) = error, let fallback else { throw error }
+            throw .deviceUnavailable(device: device, reason: "\(reason) (and the sound server: \(fallback))")
+        }
+    }
+}

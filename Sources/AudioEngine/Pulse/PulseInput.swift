@@ -1,0 +1,255 @@
+internal import CPulse
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One record stream on a PulseAudio-protocol sound server (PulseAudio, or PipeWire through
+/// pipewire-pulse), through libpulse: its own context on a `pa_threaded_mainloop`.
+///
+/// The server's read requests run on libpulse's thread, which is the capture callback: it
+/// copies each fragment into the ``CaptureBuffer``'s ring, stamps the capture clock from the
+/// stream's latency (the age of the oldest unread frame: the source's latency plus what
+/// waits in the stream's buffer, interpolated by libpulse), and wakes the consumer. It
+/// never touches a file. A hole in the stream (`pa_stream_peek` without data) becomes
+/// silence of the same length, so frame indices stay right.
+///
+/// `@unchecked Sendable`: the libpulse objects are used under the mainloop's lock only.
+final class PulseInput: CaptureInput, @unchecked Sendable {
+    /// What libpulse's callbacks reach: the buffer to fill and a scratch block for holes.
+    final class Context: @unchecked Sendable {
+        let mainloop: OpaquePointer
+        let buffer: CaptureBuffer
+        let scratch: UnsafeMutablePointer<Float>
+        let scratchFrames = 1024
+        let timedOut = Atomic<Bool>(false)
+        let serverInfo = Mutex<String?>(nil)
+        /// Set once the stream is ready: from then on a failed stream or context fails the buffer.
+        let running = Atomic<Bool>(false)
+        init(mainloop: OpaquePointer, buffer: CaptureBuffer) {
+            self.mainloop = mainloop
+            self.buffer = buffer
+            scratch = .allocate(capacity: scratchFrames * buffer.channels)
+        }
+        deinit { scratch.deallocate() }
+    }
+
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let stream: OpaquePointer
+    private let callbacks: Context
+    private let closed = Atomic<Bool>(false)
+    let server: String
+    let source: String
+    var kind: AudioEngine.InputKind { .soundServer(server: server, source: source) }
+
+    /// Connects to `address` (or libpulse's default server) and opens a record stream of
+    /// `buffer.channels` Float32 channels at `buffer.sampleRate` on `device` (a source name;
+    /// nil for the server's default source), asking for a fragment of `fragmentFrames`.
+    init(server address: String?, device: String?, identity: AudioEngine.StreamIdentity, buffer: CaptureBuffer,
+         fragmentFrames: Int, connectTimeout: Double = 3) throws(AudioEngineError) {
+        let place = device ?? "default source"
+        guard let mainloop = pa_threaded_mainloop_new() else { throw .deviceUnavailable(device: place, reason: "pa_threaded_mainloop_new failed") }
+        let callbacks = Context(mainloop: mainloop, buffer: buffer)
+        let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
+        let api = pa_threaded_mainloop_get_api(mainloop)
+        let contextProperties = PulseInput.properties(identity, stream: false)
+        defer { pa_proplist_free(contextProperties) }
+        guard let context = pa_context_new_with_proplist(api, identity.applicationName, contextProperties) else {
+            pa_threaded_mainloop_free(mainloop)
+            throw .deviceUnavailable(device: place, reason: "pa_context_new failed")
+        }
+        pa_context_set_state_callback(context, { context, userdata in
+            guard let userdata else { return }
+            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            let state = pa_context_get_state(context)
+            if callbacks.running.load(ordering: .acquiring), state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                callbacks.buffer.fail("the sound server went away (\(PulseInput.error(context)))")
+            }
+            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
+        }, userdata)
+        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        // Named before it starts: libpulse names the thread that calls it once the loop runs.
+        pa_threaded_mainloop_set_name(mainloop, "earshot-capture")
+        guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
+            let reason = PulseInput.error(context)
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(reason)")
+        }
+        pa_threaded_mainloop_lock(mainloop)
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in
+            guard let userdata else { return }
+            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            callbacks.timedOut.store(true, ordering: .releasing)
+            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
+        }, userdata)
+        func cancelTimer() { if let timer { api?.pointee.time_free?(timer) } }
+        func fail(_ stream: OpaquePointer?, _ device: String, _ reason: String) -> AudioEngineError {
+            cancelTimer()
+            PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
+            return .deviceUnavailable(device: device, reason: reason)
+        }
+        while true {
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                throw fail(nil, "sound server", "no server answered: \(PulseInput.error(context))")
+            }
+            if callbacks.timedOut.load(ordering: .acquiring) {
+                throw fail(nil, "sound server", "the server did not answer within \(connectTimeout) s")
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        let serverName = PulseInput.serverName(context, callbacks: callbacks, userdata: userdata)
+
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(buffer.sampleRate), channels: UInt8(buffer.channels))
+        var map = pa_channel_map()
+        pa_channel_map_init_extend(&map, UInt32(buffer.channels), PA_CHANNEL_MAP_DEFAULT)
+        let streamProperties = PulseInput.properties(identity, stream: true)
+        defer { pa_proplist_free(streamProperties) }
+        guard let stream = pa_stream_new_with_proplist(context, identity.mediaName ?? "Recording", &spec, &map, streamProperties) else {
+            throw fail(nil, place, PulseInput.error(context))
+        }
+        pa_stream_set_state_callback(stream, { stream, userdata in
+            guard let userdata, let stream else { return }
+            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            let state = pa_stream_get_state(stream)
+            if callbacks.running.load(ordering: .acquiring), state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+                callbacks.buffer.fail("the sound server ended the record stream")
+            }
+            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
+        }, userdata)
+        pa_stream_set_read_callback(stream, { stream, _, userdata in
+            guard let userdata, let stream else { return }
+            PulseInput.read(stream, Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue())
+        }, userdata)
+        pa_stream_set_moved_callback(stream, { _, userdata in
+            guard let userdata else { return }
+            pa_threaded_mainloop_signal(Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue().mainloop, 0)
+        }, userdata)
+        let frameBytes = UInt32(buffer.channels * MemoryLayout<Float>.size)
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+                                        fragsize: UInt32(fragmentFrames) * frameBytes)
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+        let connectedStream = device.map { pa_stream_connect_record(stream, $0, &attributes, flags) }
+            ?? pa_stream_connect_record(stream, nil, &attributes, flags)
+        guard connectedStream >= 0 else { throw fail(stream, place, PulseInput.error(context)) }
+        while true {
+            let state = pa_stream_get_state(stream)
+            if state == PA_STREAM_READY { break }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || callbacks.timedOut.load(ordering: .acquiring) {
+                let reason = callbacks.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
+                    : PulseInput.error(context)
+                throw fail(stream, place, reason)
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        cancelTimer()
+        callbacks.running.store(true, ordering: .releasing)
+        let sourceName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? place
+        pa_threaded_mainloop_unlock(mainloop)
+
+        self.mainloop = mainloop
+        self.context = context
+        self.stream = stream
+        self.callbacks = callbacks
+        self.server = serverName
+        self.source = sourceName
+    }
+
+    deinit { close() }
+
+    /// The capture callback (libpulse's thread, the mainloop's lock held).
+    private static func read(_ stream: OpaquePointer, _ callbacks: Context) {
+        let buffer = callbacks.buffer
+        let frameBytes = buffer.channels * MemoryLayout<Float>.size
+        while pa_stream_readable_size(stream) > 0 {
+            // The age of the oldest unread frame, before it is taken.
+            var usec: pa_usec_t = 0
+            var negative: Int32 = 0
+            let age: Double? = pa_stream_get_latency(stream, &usec, &negative) >= 0 ? (negative != 0 ? 0 : Double(usec) / 1e6) : nil
+            var data: UnsafeRawPointer?
+            var bytes = 0
+            guard pa_stream_peek(stream, &data, &bytes) >= 0, bytes > 0 else { return }
+            let frames = bytes / frameBytes
+            if let data {
+                buffer.push(data.assumingMemoryBound(to: Float.self), frames: frames, age: age)
+            } else {
+                buffer.pushSilence(frames: frames, age: age, scratch: callbacks.scratch, scratchFrames: callbacks.scratchFrames)
+            }
+            pa_stream_drop(stream)
+        }
+    }
+
+    /// Any thread; once.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        callbacks.running.store(false, ordering: .releasing)
+        pa_threaded_mainloop_lock(mainloop)
+        PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
+    }
+
+    /// With the lock held: releases the stream and context, unlocks, stops libpulse's thread
+    /// and frees the mainloop.
+    private static func teardown(mainloop: OpaquePointer, context: OpaquePointer, stream: OpaquePointer?) {
+        if let stream {
+            pa_stream_set_state_callback(stream, nil, nil)
+            pa_stream_set_read_callback(stream, nil, nil)
+            pa_stream_set_moved_callback(stream, nil, nil)
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    private static func error(_ context: OpaquePointer?) -> String {
+        guard let context else { return "unknown error" }
+        return pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    private static func serverName(_ context: OpaquePointer, callbacks: Context, userdata: UnsafeMutableRawPointer) -> String {
+        if let operation = pa_context_get_server_info(context, { _, info, userdata in
+            guard let userdata else { return }
+            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
+            if let info = info?.pointee {
+                let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
+                let version = info.server_version.map { String(cString: $0) } ?? "?"
+                callbacks.serverInfo.withLock { $0 = "\(name) \(version)" }
+            }
+            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
+        }, userdata) {
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !callbacks.timedOut.load(ordering: .acquiring),
+                  pa_context_get_state(context) == PA_CONTEXT_READY {
+                pa_threaded_mainloop_wait(callbacks.mainloop)
+            }
+            pa_operation_unref(operation)
+        }
+        return callbacks.serverInfo.withLock { $0 } ?? "unknown server"
+    }
+
+    private static func properties(_ identity: AudioEngine.StreamIdentity, stream: Bool) -> OpaquePointer {
+        let list = pa_proplist_new()!
+        func set(_ key: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            _ = pa_proplist_sets(list, key, value)
+        }
+        set(PA_PROP_APPLICATION_NAME, identity.applicationName)
+        set(PA_PROP_APPLICATION_ID, identity.applicationID)
+        set(PA_PROP_APPLICATION_ICON_NAME, identity.iconName)
+        set(PA_PROP_APPLICATION_PROCESS_ID, String(getpid()))
+        set(PA_PROP_APPLICATION_PROCESS_BINARY, AudioEngine.StreamIdentity.programName)
+        if stream {
+            set(PA_PROP_MEDIA_ROLE, identity.role.rawValue)
+            set(PA_PROP_MEDIA_NAME, identity.mediaName ?? "Recording")
+        }
+        return list
+    }
+}

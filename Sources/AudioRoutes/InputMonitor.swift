@@ -1,0 +1,185 @@
+internal import CPulse
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One input a recording can use: a source of the sound server (its active port when it has
+/// ports), the analog of an `AVAudioSessionPortDescription` for inputs.
+public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
+    /// The source's name, what ``AudioEngine``'s input choice takes (`alsa_input.usb-…`).
+    public var name: String
+    /// A human name: the active port's description ("Headset Microphone"), or the source's.
+    public var portName: String
+    /// The source's channel count.
+    public var channels: Int
+    /// Whether it is a sink's monitor (what is played, not a microphone).
+    public var isMonitor: Bool
+
+    /// An input port.
+    public init(name: String, portName: String, channels: Int, isMonitor: Bool) {
+        self.name = name
+        self.portName = portName
+        self.channels = channels
+        self.isMonitor = isMonitor
+    }
+
+    /// “Headset Microphone [1 ch] (alsa_input.…)”.
+    public var description: String { "\(portName) [\(channels) ch] (\(name))" }
+}
+
+/// The sound server's inputs and their changes: its sources and default source, followed
+/// through libpulse's subscription (source and server events) on a `pa_threaded_mainloop`;
+/// event-driven, no polling.
+///
+/// The inputs are the sources that are not monitors, plus the default source when it is a
+/// monitor (someone chose to record what plays). The default input comes first.
+///
+/// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
+/// the results are kept under a mutex.
+public final class InputMonitor: @unchecked Sendable {
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let box: Box
+    private let closed = Atomic<Bool>(false)
+
+    final class Box: @unchecked Sendable {
+        let mainloop: OpaquePointer
+        var defaultSource: String?
+        var collecting: [AudioInputPort] = []
+        var pending = 0
+        let inputs = Mutex<[AudioInputPort]>([])
+        let handlers = Mutex<[@Sendable ([AudioInputPort]) -> Void]>([])
+        let ready = Atomic<Bool>(false)
+        let timedOut = Atomic<Bool>(false)
+        init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+    }
+
+    /// Connects to `server` (or libpulse's default) and reads the inputs once before returning.
+    ///
+    /// - Throws: ``RouteError`` when no server answers within `timeout` seconds.
+    public init(server: String? = nil, timeout: Double = 3) throws(RouteError) {
+        guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
+        let box = Box(mainloop: mainloop)
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        guard let context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "earshot inputs") else {
+            pa_threaded_mainloop_free(mainloop)
+            throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_context_new failed")
+        }
+        pa_context_set_state_callback(context, { context, userdata in
+            guard let context, let userdata else { return }
+            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+            if pa_context_get_state(context) == PA_CONTEXT_READY {
+                pa_context_set_subscribe_callback(context, { context, _, _, userdata in
+                    guard let context, let userdata else { return }
+                    InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
+                }, userdata)
+                let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+                if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
+                InputMonitor.query(context, box)
+            }
+            pa_threaded_mainloop_signal(box.mainloop, 0)
+        }, userdata)
+        let connected = server.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
+        }
+        pa_threaded_mainloop_lock(mainloop)
+        // A server that accepts and never answers: a timer wakes the wait below.
+        let api = pa_threaded_mainloop_get_api(mainloop)
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(timeout * 1e6), { _, _, _, userdata in
+            guard let userdata else { return }
+            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+            box.timedOut.store(true, ordering: .releasing)
+            pa_threaded_mainloop_signal(box.mainloop, 0)
+        }, userdata)
+        while !box.ready.load(ordering: .acquiring) {
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED || box.timedOut.load(ordering: .acquiring) {
+                if let timer { api?.pointee.time_free?(timer) }
+                pa_context_set_state_callback(context, nil, nil)
+                pa_context_disconnect(context)
+                pa_context_unref(context)
+                pa_threaded_mainloop_unlock(mainloop)
+                pa_threaded_mainloop_stop(mainloop)
+                pa_threaded_mainloop_free(mainloop)
+                throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        if let timer { api?.pointee.time_free?(timer) }
+        pa_threaded_mainloop_unlock(mainloop)
+        self.mainloop = mainloop
+        self.context = context
+        self.box = box
+    }
+
+    deinit { close() }
+
+    /// Stops following the server.
+    public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        pa_context_set_subscribe_callback(context, nil, nil)
+        pa_context_set_state_callback(context, nil, nil)
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// The inputs now, the default first.
+    public var inputs: [AudioInputPort] { box.inputs.withLock { $0 } }
+
+    /// Calls `handler` (on libpulse's thread; keep it short) with the inputs whenever they change.
+    public func onChange(_ handler: @escaping @Sendable ([AudioInputPort]) -> Void) {
+        box.handlers.withLock { $0.append(handler) }
+    }
+
+    /// Mainloop thread: asks for the default source, then the source list.
+    private static func query(_ context: OpaquePointer, _ box: Box) {
+        guard box.pending == 0 else { return }
+        box.pending = 1
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        let operation = pa_context_get_server_info(context, { context, info, userdata in
+            guard let context, let userdata else { return }
+            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+            box.defaultSource = info?.pointee.default_source_name.map { String(cString: $0) }
+            box.collecting = []
+            let list = pa_context_get_source_info_list(context, { _, info, eol, userdata in
+                guard let userdata else { return }
+                let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+                if eol == 0, let info = info?.pointee {
+                    let name = info.name.map { String(cString: $0) } ?? ""
+                    let port = info.active_port.flatMap { $0.pointee.description.map { String(cString: $0) } }
+                    let described = port ?? info.description.map { String(cString: $0) } ?? name
+                    box.collecting.append(AudioInputPort(name: name, portName: described, channels: Int(info.channel_map.channels),
+                                                         isMonitor: info.monitor_of_sink != UInt32.max))
+                    return
+                }
+                InputMonitor.finish(box)
+            }, userdata)
+            if let list { pa_operation_unref(list) } else { InputMonitor.finish(box) }
+        }, userdata)
+        if let operation { pa_operation_unref(operation) } else { box.pending = 0 }
+    }
+
+    private static func finish(_ box: Box) {
+        box.pending = 0
+        let chosen = box.collecting.filter { !$0.isMonitor || $0.name == box.defaultSource }
+            .sorted { ($0.name == box.defaultSource ? 0 : 1) < ($1.name == box.defaultSource ? 0 : 1) }
+        let changed = box.inputs.withLock { inputs -> Bool in
+            defer { inputs = chosen }
+            return inputs != chosen
+        }
+        box.ready.store(true, ordering: .releasing)
+        pa_threaded_mainloop_signal(box.mainloop, 0)
+        if changed {
+            for handler in box.handlers.withLock({ $0 }) { handler(chosen) }
+        }
+    }
+}

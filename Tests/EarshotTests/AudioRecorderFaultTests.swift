@@ -1,0 +1,163 @@
+import AudioEngine
+@testable import Earshot
+import Foundation
+import Testing
+import TestSupport
+
+/// A recorder that cannot go on stops with an error naming the file (or input) and the
+/// reason, and leaves a valid file with what it recorded. Real-time (serial audio pass).
+@Suite(.serialized) struct AudioRecorderFaultTests {
+    /// Records `path` from the rig's tone until the recorder ends by itself (or 10 s).
+    private func recordUntilEnd(_ rig: RecordingRig, path: String, during fault: () async throws -> Void) async throws
+        -> (successfully: Bool, error: RecordingError?, recorder: AudioRecorder) {
+        let tone = try TestSignals.sine(frequency: 1000, duration: 8, level: -6)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        try recorder.prepare()
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(600))
+        try await fault()
+        let ending = try await RecordingRig.ending(of: recorder)
+        return (ending.successfully, ending.error, recorder)
+    }
+
+    private func mount(_ options: String, at folder: String) async throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let result = try await run("mount", ["-t", "tmpfs", "-o", options, "tmpfs", folder])
+        try #require(result.status == 0, "cannot mount a tmpfs here (\(result.stderr)): the test needs root")
+    }
+
+    private func unmount(_ folder: String) async {
+        _ = try? await run("umount", ["-l", folder])
+    }
+
+    @Test("the target folder removed while recording: an error naming the file and the reason")
+    func folderRemoved() async throws {
+        let rig = try RecordingRig()
+        let folder = rig.path("gone")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = folder + "/take.wav"
+        let result = try await recordUntilEnd(rig, path: path) {
+            try FileManager.default.removeItem(atPath: folder)
+        }
+        #expect(!result.successfully)
+        guard case .cannotWrite(let named, let reason)? = result.error else {
+            Issue.record("expected cannotWrite, got \(String(describing: result.error))")
+            return
+        }
+        #expect(named == path)
+        #expect(reason.contains("removed"), "\(reason)")
+        #expect(!result.recorder.isRecording)
+    }
+
+    @Test("a read-only target: prepare and record fail naming the file and the reason")
+    func readOnlyTarget() async throws {
+        let rig = try RecordingRig()
+        let folder = rig.path("ro")
+        try await mount("ro,size=64k", at: folder)
+        defer { Task { await unmount(folder) } }
+        let path = folder + "/take.flac"
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        #expect(throws: RecordingError.cannotWrite(path: path, reason: "Read-only file system")) { try recorder.prepare() }
+        #expect(!recorder.record())
+        #expect("\(recorder.lastError.map { "\($0)" } ?? "")" == "cannot write \(path): Read-only file system")
+        await unmount(folder)
+    }
+
+    @Test("a full disk: the recorder stops with “No space left on device” and the file holds what fit")
+    func fullDisk() async throws {
+        let rig = try RecordingRig()
+        let folder = rig.path("full")
+        // 256 KiB: 16-bit stereo at 48 kHz fills it in about 1.3 s.
+        try await mount("size=256k", at: folder)
+        defer { Task { await unmount(folder) } }
+        let path = folder + "/take.wav"
+        let result = try await recordUntilEnd(rig, path: path) {}
+        #expect(!result.successfully)
+        #expect(result.error == .cannotWrite(path: path, reason: "No space left on device"), "\(String(describing: result.error))")
+        let audio = try RecordingRig.read(path)
+        #expect(audio.duration > 0.5, "the file holds \(audio.duration) s")
+        let frequency = try #require(audio.dominantFrequency(channel: 0))
+        #expect(abs(frequency - 1000) < 1)
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0, "ffprobe: \(probe.stderr)")
+        await unmount(folder)
+    }
+
+    @Test("the sound server restarted while recording: an input error, a valid file")
+    func serverRestarted() async throws {
+        let rig = try RecordingRig()
+        let path = rig.path("restart.flac")
+        let result = try await recordUntilEnd(rig, path: path) {
+            try rig.pulse?.restart()
+        }
+        #expect(!result.successfully)
+        guard case .inputFailed(_, let reason)? = result.error else {
+            Issue.record("expected inputFailed, got \(String(describing: result.error))")
+            return
+        }
+        #expect(reason.contains("sound server"), "\(reason)")
+        let audio = try RecordingRig.read(path)
+        #expect(audio.duration > 0.4, "the file holds \(audio.duration) s")
+        #expect(abs(audio.duration - result.recorder.currentTime) < 0.001)
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+
+    @Test("record(atTime:) starts with the frame captured at that device time, to the millisecond between two recorders")
+    func recordAtTime() async throws {
+        let rig = try RecordingRig()
+        // Two recorders of the same source, asked to start 0.3 s apart on the device clock:
+        // the tone's onset must be 0.3 s later in the first file than in the second.
+        let early = rig.path("early.wav")
+        let late = rig.path("late.wav")
+        let earlyRecorder = try AudioRecorder(url: URL(fileURLWithPath: early), input: rig.input, session: nil)
+        let lateRecorder = try AudioRecorder(url: URL(fileURLWithPath: late), input: rig.input, session: nil)
+        try earlyRecorder.prepare()
+        try lateRecorder.prepare()
+        let tone = try TestSignals.write([.silence(duration: 1.0), .tone(frequency: 1000, duration: 1.5)], name: "late-tone")
+        let start = earlyRecorder.deviceCurrentTime + 0.2
+        let spacing = 0.3
+        #expect(earlyRecorder.record(atTime: start))
+        #expect(lateRecorder.record(atTime: start + spacing))
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(2400))
+        earlyRecorder.stop()
+        lateRecorder.stop()
+        let onsetEarly = try #require(try RecordingRig.read(early).onset(threshold: -40))
+        let onsetLate = try #require(try RecordingRig.read(late).onset(threshold: -40))
+        let offset = onsetEarly - onsetLate
+        #expect(abs(offset - spacing) < 0.001, "the second recorder started \(offset) s after the first, asked \(spacing)")
+    }
+
+    @Test("the source removed while recording: the server moves the stream to the default source, the file goes on and stays valid")
+    func sourceRemoved() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let module = try server.pactl("load-module", "module-null-source", "source_name=usb_mic", "channels=2")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
+        let path = rig.path("moved.wav")
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: .init(device: "usb_mic", soundServer: rig.address), session: nil)
+        try recorder.prepare()
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        _ = try server.pactl("unload-module", module)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(recorder.isRecording, "the recording stopped with the source")
+        recorder.stop()
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        // Silence from the null source first, then the default source (the monitor): the tone.
+        #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+}

@@ -1,0 +1,130 @@
+import AudioEngine
+@testable import Earshot
+import Foundation
+import Testing
+import TestSupport
+
+/// The recording categories: recording needs an active `record` or `playAndRecord` session;
+/// `record` silences the process's playback; voiceChat tags streams `media.role=phone`; an
+/// interruption pauses the recorder and its end with shouldResume continues the same file.
+/// Sessions on a private bus hosting the arbiter, an engine of the test's own (so the
+/// process gain of the shared one is untouched). Serial audio pass.
+@Suite(.serialized) struct AudioRecorderSessionTests {
+    @Test("recording needs an active record or playAndRecord session; record silences playback; voiceChat is role phone")
+    func categories() async throws {
+        let rig = try RecordingRig()
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "memo", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: rig.path("memo.wav")), input: rig.input, session: session, engine: engine)
+
+        try await session.setCategory(.playback)
+        try await session.setActive(true)
+        #expect(!recorder.record())
+        #expect(recorder.lastError as? AudioRecorderError == .sessionDoesNotRecord(category: "playback", active: true))
+
+        try await session.setCategory(.record)
+        try await session.setActive(false)
+        #expect(!recorder.record())
+        #expect(recorder.lastError as? AudioRecorderError == .sessionDoesNotRecord(category: "record", active: false))
+
+        try await session.setActive(true)
+        #expect(engine.processGain == 0, "the record category leaves playback audible")
+        #expect(recorder.record(), "\(String(describing: recorder.lastError))")
+        #expect(recorder.isRecording)
+        recorder.stop()
+
+        try await session.setCategory(.playAndRecord, mode: .voiceChat)
+        #expect(engine.processGain == 1, "playAndRecord silences playback")
+        #expect(engine.streamIdentity.role == .phone)
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(300))
+        let roles = try rig.pulse!.pactl("list", "source-outputs")
+        #expect(roles.contains("media.role = \"phone\""), "\(roles)")
+        recorder.stop()
+        try await session.setCategory(.playAndRecord)
+        #expect(engine.streamIdentity.role == .music)
+    }
+
+    @Test("an interruption pauses the recorder; its end with shouldResume continues the same file")
+    func interruption() async throws {
+        let rig = try RecordingRig()
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "memo", bus: .address(bus.address), engine: engine)
+        let other = AudioSession(appName: "call", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session || $0 === other { $0 = nil } } }
+        let path = rig.path("interrupted.wav")
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: session, engine: engine)
+        let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(500))
+        try await other.setCategory(.playAndRecord)
+        try await other.setActive(true)
+        try await eventually("the recorder to pause for the interruption", timeout: 3) { !recorder.isRecording }
+        // What was captured before the pause may still be arriving; then the file stands still.
+        try await Task.sleep(for: .milliseconds(150))
+        let atInterruption = recorder.currentTime
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(abs(recorder.currentTime - atInterruption) < 0.001, "recorded while interrupted")
+        try await other.setActive(false, options: .notifyOthersOnDeactivation)
+        try await eventually("the recorder to continue after the interruption", timeout: 3) { recorder.isRecording }
+        try await Task.sleep(for: .milliseconds(500))
+        recorder.stop()
+        let audio = try RecordingRig.read(path)
+        #expect(audio.duration > atInterruption + 0.3, "nothing recorded after the interruption: \(audio.duration) s")
+        #expect(audio.activeRegions(threshold: -40, minGap: 0.001).count == 1, "a gap in the file")
+    }
+
+    @Test("inputs: the default source, its channels, a source plugged and unplugged, the preferred input records")
+    func inputs() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "inputs", bus: .address(bus.address), engine: engine)
+        #expect(session.isInputAvailable)
+        #expect(session.currentInputs.first?.name == server.monitorName, "\(session.currentInputs)")
+        #expect(session.inputNumberOfChannels == server.channels)
+
+        let seen = Locked<[[String]]>([])
+        session.observeInputs { inputs in seen.withLock { $0.append(inputs.map(\.name)) } }
+        let module = try server.pactl("load-module", "module-null-source", "source_name=headset_mic", "channels=1")
+        try await eventually("the plugged source among the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == true }
+        let mic = try #require(session.currentInputs.first { $0.name == "headset_mic" })
+        #expect(mic.channels == 1 && !mic.isMonitor)
+        session.setPreferredInput(mic)
+        #expect(session.inputNumberOfChannels == 1)
+
+        // A recorder of the session records the preferred input (the null source: silence).
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: rig.path("mic.wav")), input: .init(soundServer: rig.address),
+                                         session: session, engine: engine)
+        #expect(recorder.record())
+        guard case .soundServer(_, let source)? = recorder.inputKind else {
+            Issue.record("not recording from the sound server: \(String(describing: recorder.inputKind))")
+            return
+        }
+        #expect(source == "headset_mic")
+        recorder.stop()
+
+        _ = try server.pactl("unload-module", module.trimmingCharacters(in: .whitespacesAndNewlines))
+        try await eventually("the unplugged source gone from the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == false }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `earshot record` against a private PulseAudio server whose null-sink monitor is the
+/// default source, fed by paplay; on a private bus, so it joins an audio session.
+@Suite(.serialized) struct RecordCommandTests {
+    @Test("earshot record --duration writes the tone and prints duration, format and peak")
+    func recordsForDuration() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_rec")
+        _ = try server.pactl("set-default-source", server.monitorName)
+        let bus = try PrivateBus()
+        var environment = server.environment
+        environment.merge(bus.environment) { $1 }
+        // Keeps the null sink running so the monitor carries paplay's tone from its start.
+        let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: environment)
+        defer { keepAlive.kill(SIGKILL) }
+        let tone = try TestSignals.sine(frequency: 440, duration: 4, level: -12)
+        let player = try Child("paplay", [tone], environment: environment)
+        defer { player.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                 appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/take.flac"
+        let result = try await run(Paths.earshot, ["record", path, "--duration", "1.2", "--channels", "1"], environment: environment, timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("recorded \(path): 1.20 s, FLAC, 48000 Hz, 1 channel, 16 bits, peak -12.0 dBFS"), "\(result.stdout)")
+        #expect(!result.stderr.contains("not in an audio session"), "\(result.stderr)")
+        let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
+        #expect(abs((Double(probe.output) ?? 0) - 1.2) < 0.001, "ffprobe: \(probe.output)")
+    }
+
+    @Test("earshot record into a missing folder fails naming the file and the reason")
+    func missingFolder() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_rec")
+        let result = try await run(Paths.earshot, ["record", "/nonexistent-earshot/take.wav", "--duration", "1"],
+                                   environment: server.environment, timeout: 20)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot write /nonexistent-earshot/take.wav: No such file or directory"), "\(result.stderr)")
+    }
+
+    @Test("earshot record --alsa records through ALSA capture (the pulse plugin's default)")
+    func recordsThroughALSA() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_alsa")
+        _ = try server.pactl("set-default-source", server.monitorName)
+        let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: server.environment)
+        defer { keepAlive.kill(SIGKILL) }
+        let tone = try TestSignals.sine(frequency: 880, duration: 4, level: -6)
+        let player = try Child("paplay", [tone], environment: server.environment)
+        defer { player.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                 appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/alsa.wav"
+        let result = try await run(Paths.earshot, ["record", path, "--alsa", "--duration", "1"], environment: server.environment, timeout: 20)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("audio input: ALSA capture device “default”"), "\(result.stderr)")
+        let audio = try TestSignals.readWAV(path)
+        #expect(abs(audio.duration - 1) <= 0.001, "\(audio.duration) s")
+        let frequency = try #require(audio.dominantFrequency(channel: 0))
+        #expect(abs(frequency - 880) < 1, "\(frequency) Hz")
+        #expect(abs(audio.sineLevelDBFS(channel: 0) + 6) <= 0.5, "\(audio.sineLevelDBFS(channel: 0)) dBFS")
+    }
+
+    @Test("earshot record stops on SIGINT (Ctrl-C), finishes the file and says what it wrote")
+    func stopsOnInterrupt() async throws {
+        let server = try PulseAudioServer(sinkName: "cli_int")
+        _ = try server.pactl("set-default-source", server.monitorName)
+        let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
+                                                 appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/int.ogg"
+        let child = try Child(Paths.earshot, ["record", path], environment: server.environment)
+        try await eventually("the recording to start", timeout: 10) {
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0 && child.stderr.contains("audio input")
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        child.kill(SIGINT)
+        let status = try await child.wait(timeout: 10)
+        #expect(status == 0, "\(child.stderr)")
+        #expect(child.stdout.contains("recorded \(path): "), "\(child.stdout)")
+        let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty && probe.output == "vorbis", "\(probe.stdout) \(probe.stderr)")
+    }
+
+    @Test("earshot record --help lists every option")
+    func recordHelp() async throws {
+        let result = try await run(Paths.earshot, ["record", "--help"])
+        #expect(result.status == 0)
+        for option in ["--device", "--alsa", "--format", "--rate", "--channels", "--bit-depth", "--quality", "--duration", "--play", "--name", "--bus"] {
+            #expect(result.stdout.contains(option), "record --help does not mention \(option)")
+        }
+    }
+}

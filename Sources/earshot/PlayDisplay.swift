@@ -71,9 +71,9 @@ final class PlayDisplay: @unchecked Sendable {
         case .currentItemChanged(nil): finished.ring()
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
         case .itemFailed(let item, let reason):
-            failures.append(item.url.path)
-            note("earshot play: skipped \(item.url.path): \(reason)")
-        case .itemEndedEarly(let item, let what): note("earshot play: \(item.url.path): \(what)")
+            failures.append(Self.name(item))
+            note("earshot play: skipped \(Self.name(item)): \(reason)")
+        case .itemEndedEarly(let item, let what): note("earshot play: \(Self.name(item)): \(what)")
         }
     }
 
@@ -142,5 +142,10 @@ final class PlayDisplay: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// How messages name an item: a stream by its URL, a file by its path.
+    static func name(_ item: QueuePlayer.Item) -> String {
+        item.url.isFileURL ? item.url.path : item.url.absoluteString
     }
 }

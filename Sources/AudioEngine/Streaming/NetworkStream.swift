@@ -151,6 +151,11 @@ public final class NetworkStream: FrameSource, @unchecked Sendable {
             ] where lower.contains(needle) {
                 return network(words)
             }
+            // FFmpeg's http protocol says nothing but "Input/output error" when it stops following
+            // redirects (after `max_redirects`) or the server closes before its headers.
+            if detail == "FFmpeg: \(FFmpegError.text(-EIO))" {
+                return network("no usable answer (an input/output error, as after more than 8 redirects, or a connection closed before the headers)")
+            }
             if case .readFailed = error.reason { return network(detail) }
             return error
         case .notFound:
@@ -298,4 +303,9 @@ final class StreamCore: @unchecked Sendable {
         let reason = FFmpegError.text(code)
         return AudioFileError(source: error.source, reason: .readFailed("the connection failed at \(seconds) s and did not come back (\(reason))"))
     }
+}
+
+extension NetworkStream {
+    /// ``isWaitingForFrames``, for tests that read a stream as the engine's reader does.
+    package var isWaitingForFramesForTests: Bool { isWaitingForFrames }
 }

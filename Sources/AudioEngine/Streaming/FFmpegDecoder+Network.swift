@@ -82,9 +82,10 @@ extension FFmpegDecoder {
     }
 
     /// The last ICY metadata block the server sent (`StreamTitle='…';`), nil before any.
-    var icyMetadataPacket: String? { ioOption("icy_metadata_packet") }
+    /// Bytes as sent: servers use UTF-8 or Latin-1.
+    var icyMetadataPacket: [UInt8]? { ioOption("icy_metadata_packet") }
     /// The ICY response headers (`icy-name: …` lines), nil when the server sent none.
-    var icyMetadataHeaders: String? { ioOption("icy_metadata_headers") }
+    var icyMetadataHeaders: String? { ioOption("icy_metadata_headers").map { String(decoding: $0, as: UTF8.self) } }
 
     /// The error the byte stream met, if it met one (a read that failed after reconnecting).
     var ioError: Int32? {
@@ -92,12 +93,12 @@ extension FFmpegDecoder {
         return io.pointee.error
     }
 
-    private func ioOption(_ name: String) -> String? {
+    private func ioOption(_ name: String) -> [UInt8]? {
         guard let io = formatContext?.pointee.pb else { return nil }
         var value: UnsafeMutablePointer<UInt8>?
         guard av_opt_get(UnsafeMutableRawPointer(io), name, Int32(AV_OPT_SEARCH_CHILDREN), &value) >= 0, let value else { return nil }
         defer { av_free(value) }
-        let text = String(decoding: UnsafeBufferPointer(start: value, count: strlen(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))), as: UTF8.self)
-        return text.isEmpty ? nil : text
+        let bytes = Array(UnsafeBufferPointer(start: value, count: strlen(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))))
+        return bytes.isEmpty ? nil : bytes
     }
 }

@@ -6,9 +6,11 @@ enum ICYMetadata {
     ///
     /// The value runs to the next `';` (a title may hold a lone `'`, as in "Guns N' Roses").
     /// Servers send UTF-8 or Latin-1: bytes that are not valid UTF-8 are read as Latin-1.
-    static func streamTitle(_ packet: String) -> String? {
+    static func streamTitle(_ packet: [UInt8]) -> String? {
         value(of: "StreamTitle", in: packet)
     }
+
+    static func streamTitle(_ packet: String) -> String? { streamTitle(Array(packet.utf8)) }
 
     /// The `icy-name` header of a response, if any.
     static func stationName(_ headers: String) -> String? {
@@ -22,8 +24,7 @@ enum ICYMetadata {
         return nil
     }
 
-    private static func value(of key: String, in packet: String) -> String? {
-        let bytes = Array(packet.utf8)
+    private static func value(of key: String, in bytes: [UInt8]) -> String? {
         let opening = Array("\(key)='".utf8)
         guard let start = bytes.firstRange(of: opening)?.upperBound else { return nil }
         let rest = bytes[start...]

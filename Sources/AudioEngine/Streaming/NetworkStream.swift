@@ -232,7 +232,7 @@ final class StreamCore: @unchecked Sendable {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
         defer { buffer.deallocate() }
         var generation: UInt32 = 0
-        var lastPacket: String?
+        var lastPacket: [UInt8]?
         while !interrupt.isClosed {
             let requested = requestedSeek.load(ordering: .acquiring)
             if requested != generation {

@@ -15,6 +15,9 @@
 //       released (cold: after more than the engine's idle release) and open (warm); prints
 //       `play kind=… state=… t=MONOTONIC …` with the CLOCK_MONOTONIC time taken just before each
 //       play() call, flushed at once.
+//   earshot-bench stream-start URL [--repeat N]
+//       Opens URL (http/https) as a NetworkStream and reads until its first decoded frame:
+//       `stream-start seconds=…` per repeat (for bench/stream).
 //
 // Every line is `key=value` pairs after a leading word, for bench/audio to parse.
 
@@ -34,6 +37,7 @@ case "decode": runDecode(Options(arguments))
 case "open": runOpen(Options(arguments))
 case "players": runPlayers(Options(arguments))
 case "latency": runLatency(Options(arguments))
+case "stream-start": runStreamStart(Options(arguments))
 case "-h", "--help", "help": usage(exitCode: 0)
 default: usage(exitCode: 2)
 }

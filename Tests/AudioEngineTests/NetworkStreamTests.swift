@@ -79,6 +79,21 @@ struct NetworkStreamTests {
         #expect(abs(measured - NetworkFixtures.frequency) < 5, "\(measured) Hz")
     }
 
+    @Test func httpsPlaysTheSame() async throws {
+        let fixtures = try await NetworkFixtures.shared()
+        let certificate = fixtures.directory + "/server.pem"
+        try await HTTPTestServer.makeCertificate(at: certificate)
+        let server = try await HTTPTestServer(.tlsFiles(directory: fixtures.directory, certificate: certificate))
+        #expect(server.url("tone.mp3").hasPrefix("https://"))
+        // FFmpeg does not verify certificates unless asked (tls_verify): a self-signed one is taken.
+        let stream = try NetworkStream(url: server.url("tone.mp3"))
+        let drained = try drain(stream)
+        #expect(drained.error == nil)
+        let audio = CapturedAudio(samples: drained.samples, sampleRate: stream.format.sampleRate, channels: stream.format.channelCount)
+        #expect(abs(audio.duration - NetworkFixtures.seconds) < 0.03, "\(audio.duration) s")
+        #expect(abs((audio.dominantFrequency(channel: 0, range: 0.5..<3.5) ?? 0) - NetworkFixtures.frequency) < 5)
+    }
+
     @Test func seekingUsesARangeRequestAndLandsWhereAsked() async throws {
         let fixtures = try await NetworkFixtures.shared()
         let server = try await HTTPTestServer(.files(directory: fixtures.directory))

@@ -27,6 +27,8 @@ public final class HTTPTestServer: Sendable {
         case huge(file: String)
         /// Accepts connections and never answers.
         case silent
+        /// ``files(directory:)`` over TLS, with a self-signed certificate (`certificate` holds the key too).
+        case tlsFiles(directory: String, certificate: String)
     }
 
     public let port: Int
@@ -47,7 +49,9 @@ public final class HTTPTestServer: Sendable {
         case .redirectLoop: arguments = ["redirect"]
         case .huge(let file): arguments = ["huge", file]
         case .silent: arguments = ["silent"]
+        case .tlsFiles(let directory, let certificate): arguments = ["files", directory, certificate]
         }
+        if case .tlsFiles = mode { scheme = "https" } else { scheme = "http" }
         child = try Child("/usr/bin/python3", ["-u", script.path] + arguments)
         try await child.waitForOutput("PORT ", timeout: 10)
         let line = child.stdout.split(separator: "\n").first { $0.hasPrefix("PORT ") } ?? ""
@@ -57,8 +61,18 @@ public final class HTTPTestServer: Sendable {
         self.port = port
     }
 
-    /// `http://127.0.0.1:PORT/path`.
-    public func url(_ path: String = "stream.mp3") -> String { "http://127.0.0.1:\(port)/\(path)" }
+    /// `http://127.0.0.1:PORT/path` (`https://` for ``Mode/tlsFiles(directory:certificate:)``).
+    public func url(_ path: String = "stream.mp3") -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
+    private let scheme: String
+
+    /// Makes a self-signed certificate and key for 127.0.0.1 in one PEM file at `path`.
+    public static func makeCertificate(at path: String) async throws {
+        let result = try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                                                        "-subj", "/CN=127.0.0.1", "-keyout", path, "-out", path + ".crt"], timeout: 60)
+        guard result.status == 0 else { throw TestFailure("openssl: \(result.stderr)") }
+        let combined = try String(contentsOfFile: path, encoding: .utf8) + String(contentsOfFile: path + ".crt", encoding: .utf8)
+        try combined.write(toFile: path, atomically: true, encoding: .utf8)
+    }
 
     /// Whether the server process still runs (a `.drop(thenGone: true)` server exits).
     public var isRunning: Bool { child.isRunning }
@@ -202,6 +216,11 @@ if mode == 'silent':
 else:
     ThreadingHTTPServer.daemon_threads = True
     server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    if mode == 'files' and len(args) > 1:
+        import ssl
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args[1])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     print('PORT', server.server_address[1], flush=True)
     server.serve_forever()
 """#

@@ -26,6 +26,15 @@ extension QueuePlayer {
         return setAsCurrent ? goTo("\(item.id)") : .success
     }
 
+    /// Runs `advance` (called on the engine's event thread, when an item ends) at once, or on a
+    /// thread of its own when the queue holds a network stream, whose opening waits for the
+    /// server (up to the open timeout): the event thread, which reports every player's events,
+    /// never waits on the network.
+    func offTheEventThreadIfStreaming(_ advance: @escaping @Sendable () -> Void) {
+        guard items.contains(where: { NetworkStream.handles($0.url.absoluteString) }) else { return advance() }
+        startThread(name: "earshot-queue-advance", advance)
+    }
+
     /// Republishes when a stream's ICY title changes.
     func watchStream(of player: AudioPlayer) {
         player.stream?.onTitleChange { [weak self] _ in self?.publish() }

@@ -529,7 +529,7 @@ public final class QueuePlayer: Sendable {
             } else {
                 self.continuation.yield(.itemEndedEarly(item, QueuePlayer.endedEarly(decodeError, at: player.currentTime)))
             }
-            if !self.advanceToNextItem() { self.load { _ in .ranOut } }
+            self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }

@@ -17,15 +17,23 @@ struct SessionStreamTests {
         let made = try await run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=660:sample_rate=44100:duration=10",
                                             "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k", radio], timeout: 60)
         #expect(made.status == 0, "\(made.stderr)")
+        // A short file first: the queue then moves on to the stream by itself (its opening is
+        // done off the engine's event thread).
+        let intro = directory + "/intro.wav"
+        let introMade = try await run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=0.5",
+                                                 "-ac", "2", intro], timeout: 60)
+        #expect(introMade.status == 0, "\(introMade.stderr)")
         let server = try await HTTPTestServer(.icy(file: radio, bytesPerSecond: 16000, titleSeconds: 1.5))
         let url = server.url("radio")
 
         let world = try await SessionWorld()
         let app = "radio"
-        let player = try Child(Paths.earshot, ["play", "--name", app, url], environment: world.environment)
+        let player = try Child(Paths.earshot, ["play", "--name", app, intro, url], environment: world.environment)
         defer { player.kill(SIGKILL) }
-        try await sessionPoll("the player on the bus", timeout: 15) {
-            (try? await world.playerctl("-p", app, "status").output) == "Playing"
+        try await sessionPoll("the stream playing after the file", timeout: 15) {
+            let current = try? await world.playerctl("-p", app, "metadata", "xesam:url").output
+            let status = try? await world.playerctl("-p", app, "status").output
+            return current == url && status == "Playing"
         }
         let follow = try Child("/usr/bin/playerctl", ["-p", app, "metadata", "--follow", "--format", "{{xesam:title}}"], environment: world.environment)
         defer { follow.kill(SIGKILL) }

@@ -9,6 +9,8 @@ final class VoiceReader: @unchecked Sendable {
     static let blockFrames = 1024
 
     let file: any FrameSource
+    /// `file` when it is a network stream (whose reads may find nothing yet), cast once.
+    private let stream: NetworkStream?
     let engineRate: Int
     private let fileChannels: Int
     private let converter: SampleRateConverter?
@@ -38,6 +40,7 @@ final class VoiceReader: @unchecked Sendable {
 
     init(file: any FrameSource, engineRate: Int) throws {
         self.file = file
+        stream = file as? NetworkStream
         self.engineRate = engineRate
         fileChannels = file.format.channelCount
         converter = file.format.sampleRate == engineRate ? nil
@@ -116,7 +119,7 @@ final class VoiceReader: @unchecked Sendable {
                 return wrote
             }
             if read == 0 {
-                if let stream = file as? NetworkStream, stream.isWaitingForFrames {
+                if let stream, stream.isWaitingForFrames {
                     // Nothing yet: the stream wakes the reader when frames arrive.
                     setStarved(voice, true)
                     return wrote
@@ -157,7 +160,7 @@ final class VoiceReader: @unchecked Sendable {
         let rate = voice.rateEnabled.load(ordering: .relaxed) ? voice.rate.value : 1
         if voice.seekGeneration.load(ordering: .acquiring) != generation || rate != rateSeen { return true }
         // A network stream with nothing buffered wakes the reader itself when frames arrive.
-        if let stream = file as? NetworkStream, stream.isWaitingForFrames { return false }
+        if let stream, stream.isWaitingForFrames { return false }
         return !ended && failure == nil && !voice.marks.isFull && voice.ring.availableToRead < voice.ring.capacity / 2
     }
 

@@ -134,6 +134,20 @@ struct NetworkStreamTests {
         #expect(stream.streamTitle == seen.last)
     }
 
+    @Test func aDroppedRadioReconnectsAndPlaysOn() async throws {
+        let fixtures = try await NetworkFixtures.shared()
+        let rate = NetworkFixtures.radioBytesPerSecond
+        // The first connection closes after 1.5 s of audio; FFmpeg connects again (a radio has no ranges).
+        let server = try await HTTPTestServer(.icy(file: fixtures.radio, bytesPerSecond: rate, titleSeconds: 60, dropFirstAfter: rate * 3 / 2))
+        let stream = try NetworkStream(url: server.url())
+        #expect(stream.isEndless)
+        let drained = try drain(stream, maxFrames: 4 * stream.format.sampleRate, timeout: 20)
+        #expect(drained.error == nil, "\(String(describing: drained.error))")
+        let seconds = Double(drained.samples.count / stream.format.channelCount) / Double(stream.format.sampleRate)
+        #expect(seconds >= 4, "\(seconds) s")
+        #expect(server.requests.count >= 2, "\(server.requests)")
+    }
+
     @Test func aStallIsWaitedThroughAndTheRestPlays() async throws {
         let fixtures = try await NetworkFixtures.shared()
         let size = fixtures.size(fixtures.mp3)

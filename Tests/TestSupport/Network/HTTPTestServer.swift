@@ -13,7 +13,8 @@ public final class HTTPTestServer: Sendable {
         case files(directory: String)
         /// `file` repeated forever at `bytesPerSecond`, with ICY metadata every 8000 bytes when
         /// asked (`Icy-MetaData: 1`); the title becomes "Artist N - Song N" every `titleSeconds`.
-        case icy(file: String, bytesPerSecond: Int, titleSeconds: Double)
+        /// With `dropFirstAfter`, the first connection is closed after that many audio bytes.
+        case icy(file: String, bytesPerSecond: Int, titleSeconds: Double, dropFirstAfter: Int? = nil)
         /// `file`, its first `atByte` bytes at once, then nothing for `seconds`, then the rest.
         case stall(file: String, atByte: Int, seconds: Double)
         /// `file` with its full length announced, closed after `atByte` bytes; later requests
@@ -42,7 +43,7 @@ public final class HTTPTestServer: Sendable {
         let arguments: [String]
         switch mode {
         case .files(let directory): arguments = ["files", directory]
-        case .icy(let file, let rate, let seconds): arguments = ["icy", file, "\(rate)", "\(seconds)"]
+        case .icy(let file, let rate, let seconds, let drop): arguments = ["icy", file, "\(rate)", "\(seconds)", "\(drop ?? 0)"]
         case .stall(let file, let at, let seconds): arguments = ["stall", file, "\(at)", "\(seconds)"]
         case .drop(let file, let at, let gone): arguments = ["drop", file, "\(at)", gone ? "gone" : "back"]
         case .garbage: arguments = ["garbage"]
@@ -144,7 +145,8 @@ class Handler(BaseHTTPRequestHandler):
         self.ranged(read(path))
 
     def serve_icy(self):
-        data, rate, every = read(args[0]), int(args[1]), float(args[2])
+        data, rate, every, drop = read(args[0]), int(args[1]), float(args[2]), int(args[3])
+        first = Handler.requests == 1
         metaint = 8000 if self.headers.get('Icy-MetaData') == '1' else 0
         extra = [('icy-name', 'Earshot Test Radio')] + ([('icy-metaint', str(metaint))] if metaint else [])
         self.head(200, None, extra=extra)
@@ -168,6 +170,9 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     self.wfile.write(b'\0')
             self.wfile.flush()
+            if first and drop and sent >= drop:
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
             ahead = sent / rate - (time.time() - started)
             if ahead > 0.5:
                 time.sleep(ahead - 0.5)

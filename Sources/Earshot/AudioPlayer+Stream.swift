@@ -1,5 +1,5 @@
 public import AudioEngine
-public import FoundationEssentials
+import FoundationEssentials
 
 extension AudioPlayer {
     /// The source for `url`: a ``NetworkStream`` for `http://` and `https://`, otherwise the

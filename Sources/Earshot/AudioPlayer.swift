@@ -48,10 +48,11 @@ public final class AudioPlayer: Sendable {
 
     /// Opens a file.
     ///
-    /// - Throws: ``AudioFileError`` naming the file and the reason (missing, a
-    ///   directory, unreadable, empty, truncated, unsupported), or ``AudioEngineError``.
     /// An `http://` or `https://` URL is streamed (see ``AudioPlayer/stream``): the call returns
     /// once the server has answered and the first packets are in.
+    ///
+    /// - Throws: ``AudioFileError`` naming the file and the reason (missing, a
+    ///   directory, unreadable, empty, truncated, unsupported), or ``AudioEngineError``.
     public convenience init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
         try self.init(file: AudioPlayer.openSource(url), url: url, data: nil, engine: engine)
     }

@@ -24,6 +24,8 @@ public final class NetworkStream: FrameSource, @unchecked Sendable {
     /// Seconds of decoded audio the stream thread keeps ahead of playback.
     public static let bufferSeconds = 5
 
+    /// The decoded format; no frame count for an endless stream (a radio), an estimate for a
+    /// file whose container does not say it exactly.
     public let format: AudioFileFormat
     /// The URL, as given.
     public let source: String

@@ -207,6 +207,17 @@ struct NetworkStreamTests {
         #expect(server.requests.count <= 10, "\(server.requests.count) requests")
     }
 
+    @Test func aRedirectToALocalFileIsRefused() async throws {
+        let fixtures = try await NetworkFixtures.shared()
+        // A server must not make the player read the listener's own files: only http, https,
+        // tcp and tls are open to a stream, whatever it redirects to.
+        let server = try await HTTPTestServer(.redirect(to: "file://" + fixtures.mp3))
+        let url = server.url("elsewhere.mp3")
+        let error = try openError(url)
+        // (FFmpeg says only "Invalid argument" when a redirect names a protocol not allowed.)
+        #expect("\(error)".hasPrefix("cannot open \(url): "), "\(error)")
+    }
+
     @Test func refusedAndMissingAreNamed() async throws {
         let fixtures = try await NetworkFixtures.shared()
         let server = try await HTTPTestServer(.files(directory: fixtures.directory))

@@ -24,6 +24,8 @@ public final class HTTPTestServer: Sendable {
         case garbage
         /// Every request redirected to another URL of the same server, forever.
         case redirectLoop
+        /// Every request redirected to `location` (any URL, `file:` included).
+        case redirect(to: String)
         /// A `Content-Length` of 4 GiB with ranges accepted; the body is `file`, then the connection closes.
         case huge(file: String)
         /// Accepts connections and never answers.
@@ -48,6 +50,7 @@ public final class HTTPTestServer: Sendable {
         case .drop(let file, let at, let gone): arguments = ["drop", file, "\(at)", gone ? "gone" : "back"]
         case .garbage: arguments = ["garbage"]
         case .redirectLoop: arguments = ["redirect"]
+        case .redirect(let location): arguments = ["redirect", location]
         case .huge(let file): arguments = ["huge", file]
         case .silent: arguments = ["silent"]
         case .tlsFiles(let directory, let certificate): arguments = ["files", directory, certificate]
@@ -203,6 +206,9 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def serve_redirect(self):
+        if args:
+            self.head(302, 0, extra=[('Location', args[0])])
+            return
         n = int(self.path.split('?')[-1]) if '?' in self.path else 0
         self.head(302, 0, extra=[('Location', '/loop.mp3?%d' % (n + 1))])
 

@@ -57,7 +57,7 @@ struct NetworkPlaybackTests {
         try await withAudio(idleTimeout: 0) { server in
             let capture = try Capture(server: server)
             let engine = AudioEngine.shared
-            let voice = try engine.makeVoice(for: NetworkStream(url: url))
+            let voice = try engine.makeVoice(for: await openStream(url))
             defer { voice.dispose() }
             let supply = Locked<[Bool]>([])
             voice.setSupplyHandler { starved in supply.withLock { $0.append(starved) } }

@@ -22,7 +22,7 @@ struct AudioPlayerStreamTests {
         let directory = try await Self.media.value
         let server = try await HTTPTestServer(.files(directory: directory))
         let url = try #require(URL(string: server.url("tone.mp3")))
-        let player = try AudioPlayer(contentsOf: url)
+        let player = try await offThePool { try AudioPlayer(contentsOf: url) }
         #expect(abs(player.duration - 6) < 0.05, "\(player.duration)")
         #expect(player.stream?.isSeekable == true)
         #expect(player.url == url)
@@ -32,7 +32,8 @@ struct AudioPlayerStreamTests {
     @Test func aRadioHasNoLengthAndNoSeeking() async throws {
         let directory = try await Self.media.value
         let server = try await HTTPTestServer(.icy(file: directory + "/tone.mp3", bytesPerSecond: 16000, titleSeconds: 60))
-        let player = try AudioPlayer(contentsOf: try #require(URL(string: server.url())))
+        let url = try #require(URL(string: server.url()))
+        let player = try await offThePool { try AudioPlayer(contentsOf: url) }
         #expect(player.duration == 0)
         let stream = try #require(player.stream)
         #expect(stream.isEndless && !stream.isSeekable)
@@ -42,16 +43,16 @@ struct AudioPlayerStreamTests {
         let directory = try await Self.media.value
         let server = try await HTTPTestServer(.files(directory: directory))
         let url = server.url("missing.mp3")
-        #expect(throws: AudioFileError(source: url, reason: .networkFailed("the server answered 404 Not Found"))) {
-            try AudioPlayer(contentsOf: URL(string: url)!)
-        }
+        let outcome = try await offThePool { Result { try AudioPlayer(contentsOf: URL(string: url)!) } }
+        #expect(throws: AudioFileError(source: url, reason: .networkFailed("the server answered 404 Not Found"))) { try outcome.get() }
     }
 
     @Test func lettingGoOfAStalledStreamDoesNotWait() async throws {
         let directory = try await Self.media.value
         let size = try FileManager.default.attributesOfItem(atPath: directory + "/tone.mp3")[.size] as? Int ?? 0
         let server = try await HTTPTestServer(.stall(file: directory + "/tone.mp3", atByte: size / 5, seconds: 60))
-        var player: AudioPlayer? = try AudioPlayer(contentsOf: try #require(URL(string: server.url())))
+        let url = try #require(URL(string: server.url()))
+        var player: AudioPlayer? = try await offThePool { try AudioPlayer(contentsOf: url) }
         player?.prepareToPlay()
         try await Task.sleep(for: .milliseconds(300))
         let start = Date()

@@ -236,3 +236,12 @@ else:
     server.serve_forever()
 """#
 }
+
+/// Runs blocking work (opening a stream, which waits for the server; reading one as the
+/// engine's reader does) on a thread of its own, so that it never holds one of the few
+/// threads of Swift's cooperative pool, which the other tests running in parallel need.
+public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}

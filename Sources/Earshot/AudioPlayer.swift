@@ -48,10 +48,13 @@ public final class AudioPlayer: Sendable {
 
     /// Opens a file.
     ///
+    /// An `http://` or `https://` URL is streamed (see ``AudioPlayer/stream``): the call returns
+    /// once the server has answered and the first packets are in.
+    ///
     /// - Throws: ``AudioFileError`` naming the file and the reason (missing, a
     ///   directory, unreadable, empty, truncated, unsupported), or ``AudioEngineError``.
     public convenience init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
-        try self.init(file: AudioFile(contentsOf: url.path), url: url, data: nil, engine: engine)
+        try self.init(file: AudioPlayer.openSource(url), url: url, data: nil, engine: engine)
     }
 
     /// Decodes from bytes in memory.
@@ -59,7 +62,7 @@ public final class AudioPlayer: Sendable {
         try self.init(file: AudioFile(data: [UInt8](data), name: "audio data (\(data.count) bytes)"), url: nil, data: data, engine: engine)
     }
 
-    private init(file: AudioFile, url: URL?, data: Data?, engine: AudioEngine) throws {
+    private init(file: any FrameSource, url: URL?, data: Data?, engine: AudioEngine) throws {
         self.url = url
         self.data = data
         self.engine = engine

@@ -22,6 +22,7 @@ extension QueuePlayer: TrackListSource {
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
         // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
         if trackID != nil, after == nil { return .noSuchContent }
+        if NetworkStream.handles(uri) { return addStream(uri: uri, after: after, setAsCurrent: setAsCurrent, atStart: trackID == nil) }
         // The file is found by the bytes of its path, which need not be UTF-8 (LocalFile).
         guard let file = try? LocalFile(uri: uri) else { return .noSuchContent }
         let item: Item

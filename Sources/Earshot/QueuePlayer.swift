@@ -121,6 +121,7 @@ public final class QueuePlayer: Sendable {
     }
 
     static func inspect(_ url: URL, name: String? = nil) throws -> Item {
+        if NetworkStream.handles(url.absoluteString) { return networkItem(url) }
         let file = try AudioFile(contentsOf: url.path)
         let fallback = name.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
             ?? url.deletingPathExtension().lastPathComponent
@@ -479,6 +480,7 @@ public final class QueuePlayer: Sendable {
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         player.loopObserver.withLock { $0 = { [weak self] in self?.publish() } }  // a wrap restarts the elapsed time
         watch(player, item: item)
+        watchStream(of: player)
         state.withLock { $0.player = player }
         if play {
             let started = player.play()
@@ -505,7 +507,8 @@ public final class QueuePlayer: Sendable {
             if index + 1 < s.items.count { return s.items[index + 1] }
             return s.repeatMode == .all && !s.items.isEmpty ? s.items[0] : nil
         }
-        guard let candidate, let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
+        // A stream is opened when it is reached, not ahead (it would hold a connection open).
+        guard let candidate, !NetworkStream.handles(candidate.url.absoluteString), let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
         player.prepareToPlay()
         player.isMeteringEnabled = true
         let current = state.withLock { s -> AudioPlayer? in
@@ -526,7 +529,7 @@ public final class QueuePlayer: Sendable {
             } else {
                 self.continuation.yield(.itemEndedEarly(item, QueuePlayer.endedEarly(decodeError, at: player.currentTime)))
             }
-            if !self.advanceToNextItem() { self.load { _ in .ranOut } }
+            self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
@@ -619,6 +622,7 @@ public final class QueuePlayer: Sendable {
         }
         let playing = player?.isPlaying ?? false
         var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playing || wantsToPlay ? .playing : .paused)
+        if let stream = player?.stream { info.describe(stream) }
         info.elapsedTime = player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count

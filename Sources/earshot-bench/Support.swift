@@ -81,6 +81,7 @@ func usage(exitCode: Int32) -> Never {
                earshot-bench open FILE [--repeat N]
                earshot-bench players FILE… [--count N] [--seconds S] [--volume V] [--prepare 0|1] [--prepare-wait S]
                earshot-bench latency FILE [--cycles K] [--cold-gap S] [--warm-gap S]
+               earshot-bench stream-start URL [--repeat N]
         The in-process measurements of bench/audio (see its --help). Plays to ALSA's
         device "default" or EARSHOT_AUDIO_DEVICE.
 

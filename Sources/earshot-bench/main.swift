@@ -18,6 +18,9 @@
 //   earshot-bench record-latency FOLDER [--repeat N]
 //       record() -> the first frame in the file, for a prepared recorder and for one that opens
 //       its file and input in record() (the default input); `record-latency prepared=0|1 seconds=…`.
+//   earshot-bench stream-start URL [--repeat N]
+//       Opens URL (http/https) as a NetworkStream and reads until its first decoded frame:
+//       `stream-start seconds=…` per repeat (for bench/stream).
 //
 // Every line is `key=value` pairs after a leading word, for bench/audio to parse.
 
@@ -38,6 +41,7 @@ case "open": runOpen(Options(arguments))
 case "players": runPlayers(Options(arguments))
 case "latency": runLatency(Options(arguments))
 case "record-latency": runRecordLatency(Options(arguments))
+case "stream-start": runStreamStart(Options(arguments))
 case "-h", "--help", "help": usage(exitCode: 0)
 default: usage(exitCode: 2)
 }

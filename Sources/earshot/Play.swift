@@ -38,7 +38,7 @@ struct Play: AsyncParsableCommand {
 
     @OptionGroup var busOptions: BusOptions
 
-    @Argument(help: ArgumentHelp("The files to play, in order.", valueName: "FILE"))
+    @Argument(help: ArgumentHelp("The files, or http:// and https:// URLs (files or radio streams), to play, in order.", valueName: "FILE"))
     var files: [String]
 
     @Option(help: ArgumentHelp("The MPRIS name suffix: the player is org.mpris.MediaPlayer2.NAME.", valueName: "NAME"))
@@ -62,8 +62,13 @@ struct Play: AsyncParsableCommand {
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer
         do {
-            let given = files.map { CommandLineFile($0, command: "play") }
-            queue = try QueuePlayer(urls: given.map { URL(fileURLWithPath: $0.path) }, names: given.map(\.title))
+            // http:// and https:// arguments are streamed; anything else is a file.
+            let given = files.map { argument -> (url: URL, title: String) in
+                if NetworkStream.handles(argument), let url = URL(string: argument) { return (url, argument) }
+                let file = CommandLineFile(argument, command: "play")
+                return (URL(fileURLWithPath: file.path), file.title)
+            }
+            queue = try QueuePlayer(urls: given.map(\.url), names: given.map(\.title))
         } catch {
             fail("earshot play: \(error)")
         }
@@ -91,8 +96,8 @@ struct Play: AsyncParsableCommand {
             try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
             var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
             configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/opus", "audio/mpeg", "audio/x-caf",
-                                                 "audio/mp4", "audio/x-m4a", "audio/aac", "audio/x-ms-wma"]
-            configuration.supportedURISchemes = ["file"]
+                                                 "audio/mp4", "audio/x-m4a", "audio/aac", "audio/aacp", "audio/x-ms-wma"]
+            configuration.supportedURISchemes = ["file", "http", "https"]
             let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
                                          nowPlayingInfoCenter: nowPlaying, trackList: queue)
             queue.onChange { [weak player] in player?.trackListChanged() }

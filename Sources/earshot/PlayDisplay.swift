@@ -84,9 +84,9 @@ final class PlayDisplay: @unchecked Sendable {
         case .currentItemChanged(nil): finished.ring()
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
         case .itemFailed(let item, let reason):
-            tally.withLock { $0.failures.append(item.url.path) }
-            note("earshot play: skipped \(item.url.path): \(reason)")
-        case .itemEndedEarly(let item, let what): note("earshot play: \(item.url.path): \(what)")
+            tally.withLock { $0.failures.append(Self.name(item)) }
+            note("earshot play: skipped \(Self.name(item)): \(reason)")
+        case .itemEndedEarly(let item, let what): note("earshot play: \(Self.name(item)): \(what)")
         }
     }
 
@@ -155,5 +155,10 @@ final class PlayDisplay: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// How messages name an item: a stream by its URL, a file by its path.
+    static func name(_ item: QueuePlayer.Item) -> String {
+        item.url.isFileURL ? item.url.path : item.url.absoluteString
     }
 }

@@ -26,6 +26,9 @@ public struct AudioFileError: Error, Sendable, Hashable, CustomStringConvertible
         /// The operating system failed to read the file (an I/O error, a file that is not a
         /// regular file, too many open files, …).
         case readFailed(String)
+        /// A network stream could not be opened: the server refused or did not answer, answered
+        /// with an HTTP error, redirected too often, or the name did not resolve. The text says which.
+        case networkFailed(String)
     }
 
     /// The path or, for data in memory, the name it was given.
@@ -49,6 +52,7 @@ public struct AudioFileError: Error, Sendable, Hashable, CustomStringConvertible
         case .truncated(let seconds): "cannot decode \(source): truncated at \(Self.format(seconds: seconds)) s"
         case .decodeFailed(let detail): "cannot decode \(source): \(detail)"
         case .readFailed(let detail): "cannot read \(source): \(detail)"
+        case .networkFailed(let detail): "cannot open \(source): \(detail)"
         }
     }
 }

@@ -33,7 +33,8 @@ final class FFmpegDecoder {
     let tags: AudioFileTags
     let source: String
 
-    private var formatContext: UnsafeMutablePointer<AVFormatContext>?
+    /// The demuxer (read by the network stream for its ICY metadata and seekability, on the decoding thread).
+    private(set) var formatContext: UnsafeMutablePointer<AVFormatContext>?
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private let packet: UnsafeMutablePointer<AVPacket>
     private let frame: UnsafeMutablePointer<AVFrame>
@@ -111,7 +112,7 @@ final class FFmpegDecoder {
         let error: AudioFileError
     }
 
-    private init(
+    init(
         source: String, input: FFmpegInput?,
         open: (inout UnsafeMutablePointer<AVFormatContext>?) -> Int32
     ) throws(OpenFailure) {

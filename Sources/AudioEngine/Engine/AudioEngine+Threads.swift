@@ -360,6 +360,10 @@ extension AudioEngine {
                    voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
                     voice.onStarted.withLock { $0 }?()
                 }
+                let starved = voice.supplyStarved.load(ordering: .acquiring)
+                if voice.supplyReported.exchange(starved, ordering: .acquiringAndReleasing) != starved {
+                    voice.onSupplyChange.withLock { $0 }?(starved)
+                }
                 if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                     // Rewind at once (a replay starts from the top); report when heard.
                     let error = voice.decodeError.withLock { $0 }

@@ -191,6 +191,8 @@ extension Voice {
         clearSuccessor()
         playState.store(PlayState.stopped.rawValue, ordering: .releasing)
         prepared.store(false, ordering: .releasing)
+        // A network stream stops reading at once (a blocked read is abandoned), whoever still holds the voice.
+        (file as? NetworkStream)?.close()
         engine.dispose(self)
     }
 

@@ -115,6 +115,11 @@ public final class Voice: @unchecked Sendable {
     let decodeError = Mutex<AudioFileError?>(nil)
     /// The seek generation the reader has applied (so `currentTime` can show a pending seek).
     let appliedSeekGeneration = Atomic<UInt32>(0)
+    /// Whether the source has run dry (see `Voice+Supply.swift`): set by the reader, reported
+    /// by the event thread, which remembers in `supplyReported` what it last said.
+    let supplyStarved = Atomic<Bool>(false)
+    let supplyReported = Atomic<Bool>(false)
+    let onSupplyChange = Mutex<(@Sendable (_ starved: Bool) -> Void)?>(nil)
 
     init(file: any FrameSource, engine: AudioEngine) throws {
         self.file = file
@@ -123,6 +128,10 @@ public final class Voice: @unchecked Sendable {
         ring = FrameRing(channels: 2, capacityFrames: rate / 2)
         renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
+        if let stream = file as? NetworkStream {
+            let wake = engine.readerWake
+            stream.setArrivalHandler { wake.signal() }
+        }
     }
 
     var state: PlayState { PlayState(rawValue: playState.load(ordering: .acquiring)) ?? .stopped }

@@ -9,6 +9,8 @@ final class VoiceReader: @unchecked Sendable {
     static let blockFrames = 1024
 
     let file: any FrameSource
+    /// `file` when it is a network stream (whose reads may find nothing yet), cast once.
+    private let stream: NetworkStream?
     let engineRate: Int
     private let fileChannels: Int
     private let converter: SampleRateConverter?
@@ -38,6 +40,7 @@ final class VoiceReader: @unchecked Sendable {
 
     init(file: any FrameSource, engineRate: Int) throws {
         self.file = file
+        stream = file as? NetworkStream
         self.engineRate = engineRate
         fileChannels = file.format.channelCount
         converter = file.format.sampleRate == engineRate ? nil
@@ -116,6 +119,11 @@ final class VoiceReader: @unchecked Sendable {
                 return wrote
             }
             if read == 0 {
+                if let stream, stream.isWaitingForFrames {
+                    // Nothing yet: the stream wakes the reader when frames arrive.
+                    setStarved(voice, true)
+                    return wrote
+                }
                 let loops = voice.numberOfLoops.load(ordering: .relaxed)
                 if loops < 0 || loopsDone < loops {
                     loopsDone += 1
@@ -132,8 +140,17 @@ final class VoiceReader: @unchecked Sendable {
             write(voice, stereo, frames: read, endOfInput: false)
             mediaTime += Double(read) / Double(file.format.sampleRate)
             wrote = true
+            if voice.ring.availableToRead >= voice.ring.capacity / 2 { setStarved(voice, false) }
         }
         return wrote
+    }
+
+    /// Records that the source ran dry (or has refilled the ring to half), for the event
+    /// thread to report (see `Voice+Supply.swift`).
+    private func setStarved(_ voice: Voice, _ starved: Bool) {
+        guard voice.supplyStarved.load(ordering: .relaxed) != starved else { return }
+        voice.supplyStarved.store(starved, ordering: .releasing)
+        voice.engine.eventSemaphore.signal()
     }
 
     /// Whether `fill` has something to do for `voice` now: a seek or rate change to apply, or
@@ -142,6 +159,8 @@ final class VoiceReader: @unchecked Sendable {
         guard voice.prepared.load(ordering: .acquiring) else { return false }
         let rate = voice.rateEnabled.load(ordering: .relaxed) ? voice.rate.value : 1
         if voice.seekGeneration.load(ordering: .acquiring) != generation || rate != rateSeen { return true }
+        // A network stream with nothing buffered wakes the reader itself when frames arrive.
+        if let stream, stream.isWaitingForFrames { return false }
         return !ended && failure == nil && !voice.marks.isFull && voice.ring.availableToRead < voice.ring.capacity / 2
     }
 
@@ -259,6 +278,7 @@ final class VoiceReader: @unchecked Sendable {
 
     private func endStream(_ voice: Voice) {
         ended = true
+        setStarved(voice, false)
         defer { voice.primed.store(true, ordering: .releasing) }
         let duration = file.format.duration ?? mediaTime
         _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: failure == nil ? duration : mediaTime,

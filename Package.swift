@@ -43,7 +43,7 @@ let package = Package(
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
         .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "Platform"]),
         // The public umbrella.
-        .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes"]),
+        .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
         // The command-line tool.
         .executableTarget(
             name: "earshot",

@@ -1,4 +1,5 @@
 import AudioEngine
+import Platform
 import MPRIS
 import FoundationEssentials
 

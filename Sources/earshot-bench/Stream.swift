@@ -1,3 +1,4 @@
+import Platform
 import Earshot
 import Foundation
 
@@ -10,13 +11,13 @@ func runStreamStart(_ options: Options) {
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024 * 8)
     defer { buffer.deallocate() }
     for _ in 0..<options.int("repeat", 1) {
-        let t0 = monotonic()
+        let t0 = MonotonicClock.seconds()
         do {
             let stream = try NetworkStream(url: url)
             while try stream.read(into: buffer, frames: 1024 * 8 / max(1, stream.format.channelCount)) == 0 {
                 usleep(200)
             }
-            let seconds = monotonic() - t0
+            let seconds = MonotonicClock.seconds() - t0
             stream.close()
             emit("stream-start seconds=\(format(seconds)) rate=\(stream.format.sampleRate)")
         } catch {

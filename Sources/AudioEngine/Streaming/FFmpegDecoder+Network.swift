@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Glibc
+import Platform
 import Synchronization
 
 /// What lets a blocked FFmpeg network call give up: libavformat asks its interrupt callback
@@ -17,13 +18,13 @@ final class NetworkInterrupt: Sendable {
     var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Gives up after `seconds` from now (nil: no deadline).
-    func setDeadline(seconds: Double?) { deadline.store(seconds.map { monotonicSeconds() + $0 } ?? 0) }
+    func setDeadline(seconds: Double?) { deadline.store(seconds.map { MonotonicClock.seconds() + $0 } ?? 0) }
 
     /// Whether a call should give up now; also says whether it was the deadline.
     var shouldStop: Bool {
         if isClosed { return true }
         let limit = deadline.value
-        return limit > 0 && monotonicSeconds() > limit
+        return limit > 0 && MonotonicClock.seconds() > limit
     }
 
     /// The callback structure for `AVFormatContext.interrupt_callback`; valid while this object lives.

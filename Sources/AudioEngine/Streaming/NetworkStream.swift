@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import Glibc
+import Platform
 import Synchronization
 
 /// Audio from an `http://` or `https://` URL (a progressive file or an endless radio stream),

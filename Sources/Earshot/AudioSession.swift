@@ -120,6 +120,11 @@ public final class AudioSession: Sendable {
         /// The sound state waiting to be reported, and whether a report is on its way.
         var soundToReport: Bool?
         var reportingSound = false
+        /// A player's start is connecting the implicit session (see `joinImplicitly`).
+        var joiningImplicitly = false
+        /// The implicit session could not connect (no session bus): players do not try
+        /// again before this.
+        var implicitRetryAt: ContinuousClock.Instant?
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }

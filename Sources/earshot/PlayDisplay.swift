@@ -74,6 +74,9 @@ final class PlayDisplay: @unchecked Sendable {
             failures.append(item.url.path)
             note("earshot play: skipped \(item.url.path): \(reason)")
         case .itemEndedEarly(let item, let what): note("earshot play: \(item.url.path): \(what)")
+        case .interruptionBegan: if !interactive { say("player: interruption began") }
+        case .interruptionEnded(let shouldResume): if !interactive { say("player: interruption ended (shouldResume: \(shouldResume))") }
+        case .timeControlStatusChanged: break
         }
     }
 

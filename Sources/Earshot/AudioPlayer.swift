@@ -89,6 +89,11 @@ public final class AudioPlayer: Sendable {
             self.sessionObserver.withLock { $0 }?(.resumed)
             self.publishNowPlaying()
         }
+        voice.setWrapHandler { [weak self] in
+            guard let self else { return }
+            self.loopObserver.withLock { $0 }?()
+            self.publishNowPlaying()
+        }
         voice.supply?.observe { [weak self] starved in
             self?.supplyObserver.withLock { $0 }?(starved)
         }
@@ -160,7 +165,6 @@ public final class AudioPlayer: Sendable {
         do {
             try voice.play(atDeviceTime: time)
             lastErrorStorage.withLock { $0 = nil }
-            watchLoops()
             publishNowPlaying()
             return true
         } catch {
@@ -293,50 +297,12 @@ public final class AudioPlayer: Sendable {
     /// 0 plays once, n plays n + 1 times, a negative value loops until ``stop()``.
     public var numberOfLoops: Int {
         get { voice.loops }
-        set {
-            voice.loops = newValue
-            if newValue != 0, isPlaying { watchLoops() }
-        }
+        set { voice.loops = newValue }
     }
 
-    /// Called after each wrap of a looping play (a queue republishes its position: a
-    /// loop is a discontinuity, and MPRIS says `Seeked`).
+    /// Called after each wrap of a looping play is heard (a queue republishes its position:
+    /// a loop is a discontinuity, and MPRIS says `Seeked`). The engine reports the wrap.
     let loopObserver = Mutex<(@Sendable () -> Void)?>(nil)
-    private let loopWatch = Mutex<Task<Void, Never>?>(nil)
-
-    /// While a looping play goes on, wakes once near each expected wrap (the file's end,
-    /// at the current rate) and tells ``loopObserver`` when the position went back. The
-    /// engine reports no wrap of its own; this costs one or two wakeups a loop, none when
-    /// the player does not loop or nobody observes.
-    private func watchLoops() {
-        guard numberOfLoops != 0, loopObserver.withLock({ $0 }) != nil else { return }
-        let task = Task { [weak self] in
-            var last: (position: Double, at: ContinuousClock.Instant)?
-            while !Task.isCancelled {
-                guard let wait = self?.checkLoop(since: &last) else { return }
-                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
-            }
-        }
-        loopWatch.withLock { $0?.cancel(); $0 = task }
-    }
-
-    /// One look at the position: reports a wrap (the position is well behind where the
-    /// time since the last look would have taken it), and says how long until the next
-    /// one may come (nil: the play ended or no longer loops).
-    private func checkLoop(since last: inout (position: Double, at: ContinuousClock.Instant)?) -> Double? {
-        // The first look comes right after `play()`, before the voice may say it plays.
-        guard last == nil || isPlaying, numberOfLoops != 0, let observer = loopObserver.withLock({ $0 }) else { return nil }
-        let (now, instant) = (currentTime, ContinuousClock.now)
-        let rate = enableRate ? max(0.5, Double(rate)) : 1
-        if let last {
-            let elapsed = instant - last.at
-            let expected = last.position + Double(elapsed.components.seconds) * rate
-                + Double(elapsed.components.attoseconds) / 1e18 * rate
-            if now + 0.1 < min(expected, duration) { observer() }
-        }
-        last = (now, instant)
-        return max(0.02, (duration - now) / rate) + 0.03
-    }
 
     /// The engine's device clock, for ``play(atTime:)``.
     public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }

@@ -8,13 +8,17 @@ import Synchronization
 /// ``starved()`` when it has nothing to give and must wait for the network, and
 /// ``refilled()`` when data flows again. Both may be called from any thread (the engine's
 /// reader thread among them), as often as convenient: they never block, and only a change
-/// wakes the observer, on a serial queue of its own, with the state current then (so it
-/// may see the same state twice after a quick starve and refill). The render thread
-/// never calls them.
+/// wakes the observer, on a serial queue shared by all supplies, with the state current
+/// then (so it may see the same state twice after a quick starve and refill). The render
+/// thread never calls them.
+///
+/// Every ``AudioFile`` has one (``AudioFile/supply``); a player's queue shows it as
+/// `QueuePlayer.TimeControlStatus.waitingToPlayAtSpecifiedRate(.toMinimizeStalls)`.
 package final class DataSupply: Sendable {
     private let starvedFlag = Atomic<Bool>(false)
     private let observer = Mutex<(@Sendable (Bool) -> Void)?>(nil)
-    private let queue = DispatchQueue(label: "earshot.data-supply", qos: .userInitiated)
+    /// One queue for every supply: observers are told in order, away from the decoder.
+    private static let queue = DispatchQueue(label: "earshot.data-supply", qos: .userInitiated)
 
     package init() {}
 
@@ -35,7 +39,7 @@ package final class DataSupply: Sendable {
 
     private func set(_ starved: Bool) {
         guard starvedFlag.exchange(starved, ordering: .acquiringAndReleasing) != starved else { return }
-        queue.async { [self] in
+        DataSupply.queue.async { [self] in
             // The latest state, not the one of this call: a starve and refill in quick
             // succession end as "refilled" for the observer too.
             let now = starvedFlag.load(ordering: .acquiring)

@@ -85,7 +85,9 @@ public final class AudioPlayer: Sendable {
         // When the first frame is heard (the output had to open, the sink to wake), the owner
         // republishes its position: MPRIS extrapolates from there, not from the play call.
         voice.setStartHandler { [weak self] in
-            guard let self, self.voice.isPlaying else { return }
+            guard let self else { return }
+            for waiter in self.firstFrameWaiters.withLock({ w in defer { w = [] }; return w }) { waiter() }
+            guard self.voice.isPlaying else { return }
             self.sessionObserver.withLock { $0 }?(.resumed)
             self.publishNowPlaying()
         }
@@ -174,6 +176,19 @@ public final class AudioPlayer: Sendable {
     }
 
     private let lastErrorStorage = Mutex<AudioEngineError?>(nil)
+    /// Called once when the next start is heard (see ``afterNextStart(_:)``).
+    private let firstFrameWaiters = Mutex<[@Sendable () -> Void]>([])
+
+    /// Calls `body` on the engine's event thread once the player's next start is heard
+    /// (at once if it is playing already): work that must not compete with the first frame.
+    func afterNextStart(_ body: @escaping @Sendable () -> Void) {
+        if isPlaying {
+            body()
+            return
+        }
+        firstFrameWaiters.withLock { $0.append(body) }
+    }
+
     /// The session the player joined at its first play: it stays with it.
     let joinedSession = Mutex<AudioSession?>(nil)
     /// The center ``connect(to:commands:)`` bound the player to.

@@ -7,8 +7,10 @@ import Synchronization
 /// therefore interrupted, silenced by the screen lock and activated like any other.
 ///
 /// Joining never delays the sound: the player starts at once, and the session connects,
-/// registers and activates on the cooperative pool; sound made before the activation
-/// reached the arbiter is reported once it has. Where no session bus answers, players
+/// registers and activates once the player's first frame has been heard (so that the
+/// connection, the arbiter it may host and the route monitor do not compete with it for
+/// the processor or the sound server); the sound made before the activation reached the
+/// arbiter is reported once it has. Where no session bus answers, players
 /// play without a session, and do not try again for a while.
 extension AudioSession {
     /// The session players join when none has connected: ``shared`` (tests put one on a
@@ -27,42 +29,51 @@ extension AudioSession {
         session.join(player)
     }
 
-    /// Registers `player`, and connects and activates the session unless that is already
-    /// under way (the connection, once made, covers every player that joined meanwhile).
+    /// Registers `player`, and once it is heard connects and activates the session, unless
+    /// that is already under way (the connection, once made, covers every player that
+    /// joined meanwhile).
     private func join(_ player: AudioPlayer) {
         let go = state.withLock { s -> Bool in
             s.players[ObjectIdentifier(player)] = WeakPlayer(player: player)
             if s.joiningImplicitly { return false }
             if let retry = s.implicitRetryAt, ContinuousClock.now < retry { return false }
+            return true
+        }
+        guard go else { return }
+        player.afterNextStart { Task { await self.connectAndActivate() } }
+    }
+
+    /// The implicit join's work, after a joining player's first frame: once at a time.
+    private func connectAndActivate() async {
+        let go = state.withLock { s -> Bool in
+            guard !s.joiningImplicitly, s.connection == nil else { return false }
             s.joiningImplicitly = true
             return true
         }
         guard go else { return }
-        Task {
-            do {
-                try await self.connect()
-            } catch {
-                self.state.withLock { s in
-                    s.joiningImplicitly = false
-                    s.implicitRetryAt = ContinuousClock.now + AudioSession.implicitRetryInterval
-                }
-                AudioSession.trace("implicit session: no bus (\(error)); playing without a session")
-                return
-            }
-            let activate = self.state.withLock { s -> Bool in
+        do {
+            try await connect()
+        } catch {
+            state.withLock { s in
                 s.joiningImplicitly = false
-                s.implicitRetryAt = nil
-                return !s.isActive && !s.interrupted
+                s.implicitRetryAt = ContinuousClock.now + AudioSession.implicitRetryInterval
             }
-            AudioSession.trace("implicit session joined")
-            guard activate else { return }
-            // The first player that plays activates the session, as on iOS, even if its
-            // sound has already ended (a soloAmbient activation interrupts the others).
-            try? await self.setActive(true)
-            if self.engine.isProducingSound, self.hasPlayingPlayer {
-                self.state.withLock { $0.producingSound = true }
-                await self.reportSound(true)
-            }
+            AudioSession.trace("implicit session: no bus (\(error)); playing without a session")
+            return
+        }
+        let activate = state.withLock { s -> Bool in
+            s.joiningImplicitly = false
+            s.implicitRetryAt = nil
+            return !s.isActive && !s.interrupted
+        }
+        AudioSession.trace("implicit session joined")
+        guard activate else { return }
+        // The first player that plays activates the session, as on iOS, even if its
+        // sound has already ended (a soloAmbient activation interrupts the others).
+        try? await setActive(true)
+        if engine.isProducingSound, hasPlayingPlayer {
+            state.withLock { $0.producingSound = true }
+            await reportSound(true)
         }
     }
 

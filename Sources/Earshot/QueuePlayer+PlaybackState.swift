@@ -7,11 +7,12 @@ extension QueuePlayer {
         /// Moves on to the next item, gaplessly (the default, as `AVQueuePlayer`).
         case advance
         /// Stays on the item that ended and pauses; ``QueuePlayer/timeControlStatus``
-        /// reads ``TimeControlStatus/paused``.
+        /// reads ``TimeControlStatus/paused`` and now playing shows the item's end.
+        /// ``QueuePlayer/play()`` then plays it again from its start.
         case pause
         /// Does nothing: the item that ended stays current and the queue still means to
-        /// play (``TimeControlStatus/playing``, as `AVPlayer` keeps its rate); the app
-        /// moves on, seeks or pauses.
+        /// play (``TimeControlStatus/playing``, as `AVPlayer` keeps its rate), while now
+        /// playing shows the item's end, standing still; the app moves on, seeks or pauses.
         case none
     }
 

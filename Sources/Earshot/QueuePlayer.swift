@@ -81,6 +81,9 @@ public final class QueuePlayer: Sendable {
         var resumesAfterInterruption = true
         /// The current item's decoder said its data stalls.
         var starved = false
+        /// The current item ended and stayed current (``ActionAtItemEnd/pause`` or
+        /// ``ActionAtItemEnd/none``): now playing shows its end, standing still.
+        var atItemEnd = false
         /// The status last reported in ``Event/timeControlStatusChanged(_:)``.
         var reportedStatus: TimeControlStatus = .paused
         /// Descriptors that items' paths go through (`/proc/self/fd/N`, see ``LocalFile``),
@@ -310,6 +313,7 @@ public final class QueuePlayer: Sendable {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
             s.suspended = false
+            s.atItemEnd = false
             return s.player
         }
         if let player {
@@ -369,10 +373,17 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// The position in the current item; setting it seeks (after an item's end under
+    /// ``ActionAtItemEnd/none``, the queue, still meaning to play, plays from there).
     public var currentTime: TimeInterval {
         get { state.withLock { $0.player }?.currentTime ?? 0 }
         set {
-            state.withLock { $0.player }?.currentTime = newValue
+            let (player, resume) = state.withLock { s -> (AudioPlayer?, Bool) in
+                defer { s.atItemEnd = false }
+                return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
+            }
+            player?.currentTime = newValue
+            if resume { _ = player?.play() }
             publish()
         }
     }
@@ -471,6 +482,7 @@ public final class QueuePlayer: Sendable {
             s.next = nil
             s.player = nil
             s.starved = false
+            s.atItemEnd = false
             if item == nil { s.wantsToPlay = false }
             return (old, item, prepared, s.wantsToPlay, s.volume, s.rate, s.repeatMode == .one ? -1 : 0)
         }
@@ -554,9 +566,10 @@ public final class QueuePlayer: Sendable {
             case .advance:
                 if !self.advanceToNextItem() { self.load { _ in .ranOut } }
             case .pause:
-                self.state.withLock { $0.wantsToPlay = false }
+                self.state.withLock { s in (s.wantsToPlay, s.atItemEnd) = (false, true) }
                 self.publish()
             case .none:
+                self.state.withLock { $0.atItemEnd = true }
                 self.publish()
             }
         }
@@ -659,9 +672,9 @@ public final class QueuePlayer: Sendable {
             reportTimeControlStatus()
             state.withLock { $0.itemsChanged }?()
         }
-        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork) = state.withLock { s in
+        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork, atEnd) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,
-             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] })
+             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] }, s.atItemEnd)
         }
         guard let center else { return }
         guard let item, let index else {
@@ -670,10 +683,10 @@ public final class QueuePlayer: Sendable {
         }
         let playing = player?.isPlaying ?? false
         var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playing || wantsToPlay ? .playing : .paused)
-        info.elapsedTime = player?.currentTime ?? 0
+        info.elapsedTime = atEnd ? item.duration : player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count
-        info.playbackRate = playing || wantsToPlay ? Double(rate) : 0
+        info.playbackRate = (playing || wantsToPlay) && !atEnd ? Double(rate) : 0
         info.defaultPlaybackRate = Double(rate)
         info.volume = Double(volume)
         info.repeatMode = repeatMode

@@ -163,3 +163,23 @@ final class InterruptionDelegate: AudioPlayerDelegate {
     func audioPlayerBeginInterruption(_ player: AudioPlayer) { calls.withLock { $0.append("began") } }
     func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool) { calls.withLock { $0.append("ended \(shouldResume)") } }
 }
+
+extension AudioPlayerTests {
+    @Test("where no session bus answers, a player plays anyway, whole, without a session")
+    func noBusStillPlays() async throws {
+        let session = AudioSession(appName: "nobus", bus: .address("unix:path=/nonexistent/earshot-test-bus"))
+        let previous = AudioSession.implicit.withLock { old -> AudioSession in
+            defer { old = session }
+            return old
+        }
+        defer { AudioSession.implicit.withLock { $0 = previous } }
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 0.5)))
+        let audio = try await captured {
+            #expect(player.play())
+            try await waitUntilFinished(player)
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 1 && regions.first?.duration.isClose(to: 0.5, within: 0.02) == true, "heard whole: \(regions)")
+        #expect(!session.isConnected && !session.isActive, "no session without a bus")
+    }
+}

@@ -67,6 +67,8 @@ extension QueuePlayerTests {
     func actionAtItemEndNone() async throws {
         let queue = try QueuePlayer(urls: [sine(500, 0.4), sine(1000, 0.4)])
         queue.actionAtItemEnd = .none
+        let center = NowPlayingInfoCenter()
+        queue.connect(to: center, commands: RemoteCommandCenter())
         let first = queue.currentItem
         let (_, events, listener) = statuses(queue)
         defer { listener.cancel() }
@@ -79,6 +81,10 @@ extension QueuePlayerTests {
         }
         #expect(queue.currentItem == first, "no advance")
         #expect(queue.timeControlStatus == .playing, "as AVPlayer keeps its rate at the end with .none")
+        let shown = center.currentElapsedTime
+        #expect(shown.isClose(to: 0.4, within: 0.01), "now playing shows the item's end: \(shown) s")
+        try await sleep(0.3)
+        #expect(center.currentElapsedTime == shown, "standing still")
         let regions = audio.activeRegions()
         let heard = (regions.last?.end ?? 0) - (regions.first?.start ?? 0)
         #expect(heard > 0.3 && heard < 0.4 + 0.4 / 2, "only the first item (0.4 s; both would be 0.8 s) is heard: \(regions)")

@@ -1,5 +1,6 @@
 public import AudioEngine
 public import FoundationEssentials
+import MPRIS
 import Synchronization
 
 /// Plays one sound file or buffer (the `AVAudioPlayer` analog).
@@ -16,13 +17,25 @@ public final class AudioPlayer: Sendable {
         case decodeError(AudioFileError)
         /// The output device failed; the player paused.
         case deviceError(AudioEngineError)
+        /// The audio session was interrupted while the player played: it paused
+        /// (`audioPlayerBeginInterruption`).
+        case interruptionBegan
+        /// The interruption that paused the player ended
+        /// (`audioPlayerEndInterruption(_:withOptions:)`). With `shouldResume` the player
+        /// plays again by itself, unless ``AudioPlayer/automaticallyResumesAfterInterruption``
+        /// is false: then it stays paused and the app decides.
+        case interruptionEnded(shouldResume: Bool)
     }
 
     /// The format facts of the player's audio (`AVAudioPlayer.settings`).
     public struct Settings: Sendable, Hashable {
+        /// The container format ("WAV", "FLAC", "MP4"…).
         public var container: String
+        /// The encoding inside it ("PCM_16", "Vorbis", "AAC"…).
         public var encoding: String
+        /// Frames per second of the file.
         public var sampleRate: Int
+        /// The file's channels.
         public var numberOfChannels: Int
         /// Bits per sample for PCM, ALAC and FLAC; nil for lossy formats.
         public var bitDepth: Int?
@@ -32,6 +45,7 @@ public final class AudioPlayer: Sendable {
     public let url: URL?
     /// The bytes the player was made from, if any.
     public let data: Data?
+    /// The format of the player's audio.
     public let settings: Settings
     /// Events, in order. One consumer at a time.
     public let events: AsyncStream<Event>
@@ -74,12 +88,24 @@ public final class AudioPlayer: Sendable {
         // When the first frame is heard (the output had to open, the sink to wake), the owner
         // republishes its position: MPRIS extrapolates from there, not from the play call.
         voice.setStartHandler { [weak self] in
-            guard let self, self.voice.isPlaying else { return }
+            guard let self else { return }
+            for waiter in self.firstFrameWaiters.withLock({ w in defer { w = [] }; return w }) { waiter() }
+            guard self.voice.isPlaying else { return }
             self.sessionObserver.withLock { $0 }?(.resumed)
+            self.publishNowPlaying()
+        }
+        voice.setWrapHandler { [weak self] in
+            guard let self else { return }
+            self.loopObserver.withLock { $0 }?()
+            self.publishNowPlaying()
+        }
+        voice.supply?.observe { [weak self] starved in
+            self?.supplyObserver.withLock { $0 }?(starved)
         }
         voice.setHandlers(
             onFinished: { [weak self] successfully in
                 guard let self else { return }
+                self.publishNowPlaying()
                 self.continuation.yield(.finished(successfully: successfully))
                 self.delegate?.audioPlayerDidFinishPlaying(self, successfully: successfully)
             },
@@ -92,6 +118,7 @@ public final class AudioPlayer: Sendable {
                     // The output failed under the player: the engine paused it where it was
                     // heard; its owner (a queue) must stop saying it plays.
                     self.sessionObserver.withLock { $0 }?(.paused(.deviceLost))
+                    self.publishNowPlaying()
                     self.continuation.yield(.deviceError(error))
                 }
             })
@@ -102,7 +129,7 @@ public final class AudioPlayer: Sendable {
         continuation.finish()
     }
 
-    /// Receives finish and decode-error callbacks; held weakly.
+    /// Receives finish, decode-error and interruption callbacks; held weakly.
     public var delegate: (any AudioPlayerDelegate)? {
         get { state.withLock { $0.delegate } }
         set { state.withLock { $0.delegate = newValue } }
@@ -128,15 +155,22 @@ public final class AudioPlayer: Sendable {
     public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
 
     private func start(at time: TimeInterval?) -> Bool {
-        if let session = AudioSession.connected.withLock({ $0 }), !session.playerWillStart(self) {
-            // Interrupted: the player waits for the interruption to end.
-            sessionObserver.withLock { $0 }?(.paused(.interrupted))
-            return false
+        if let session = joinedSession.withLock({ $0 }) ?? AudioSession.connected.withLock({ $0 }), session.isConnected {
+            joinedSession.withLock { $0 = session }
+            if !session.playerWillStart(self) {
+                // Interrupted: the player waits for the interruption to end.
+                sessionObserver.withLock { $0 }?(.paused(.interrupted))
+                return false
+            }
+        } else {
+            // The implicit session: the player joins the process's session by itself,
+            // asynchronously; the sound starts at once.
+            AudioSession.joinImplicitly(self)
         }
         do {
             try voice.play(atDeviceTime: time)
             lastErrorStorage.withLock { $0 = nil }
-            watchLoops()
+            publishNowPlaying()
             return true
         } catch {
             lastErrorStorage.withLock { $0 = error }
@@ -145,6 +179,23 @@ public final class AudioPlayer: Sendable {
     }
 
     private let lastErrorStorage = Mutex<AudioEngineError?>(nil)
+    /// Called once when the next start is heard (see ``afterNextStart(_:)``).
+    private let firstFrameWaiters = Mutex<[@Sendable () -> Void]>([])
+
+    /// Calls `body` on the engine's event thread once the player's next start is heard
+    /// (at once if it is playing already): work that must not compete with the first frame.
+    func afterNextStart(_ body: @escaping @Sendable () -> Void) {
+        if isPlaying {
+            body()
+            return
+        }
+        firstFrameWaiters.withLock { $0.append(body) }
+    }
+
+    /// The session the player joined at its first play: it stays with it.
+    let joinedSession = Mutex<AudioSession?>(nil)
+    /// The center ``connect(to:commands:)`` bound the player to.
+    let nowPlayingCenter = Mutex<NowPlayingInfoCenter?>(nil)
 
     /// Why the last ``play()`` failed.
     public var lastError: AudioEngineError? { lastErrorStorage.withLock { $0 } }
@@ -164,7 +215,10 @@ public final class AudioPlayer: Sendable {
     func cancelQueuedSuccessor() { voice.clearSuccessor() }
 
     /// Pauses; buffers and position are kept.
-    public func pause() { voice.pause() }
+    public func pause() {
+        voice.pause()
+        publishNowPlaying()
+    }
 
     /// Why the session paused a player.
     enum SessionPause: Sendable { case interrupted, deviceLost }
@@ -173,20 +227,55 @@ public final class AudioPlayer: Sendable {
     func pauseForSession(_ reason: SessionPause) {
         voice.pause()
         sessionObserver.withLock { $0 }?(.paused(reason))
+        publishNowPlaying()
+        if reason == .interrupted { deliverInterruption(began: true, shouldResume: false) }
     }
 
-    /// Plays again after the session's interruption ended with `shouldResume`.
-    func resumeAfterInterruption() {
+    /// Plays again after the session's interruption ended with `shouldResume` (or after
+    /// the session's own activation, for a `play()` made while interrupted).
+    func resumeAfterInterruption(endingInterruption: Bool = false) {
+        if endingInterruption { deliverInterruption(began: false, shouldResume: true) }
         _ = start(at: nil)
         sessionObserver.withLock { $0 }?(.resumed)
+        publishNowPlaying()
     }
 
-    /// The interruption ended without `shouldResume`: the player stays paused.
-    func sessionReleased(resumed: Bool) {
-        sessionObserver.withLock { $0 }?(resumed ? .resumed : .stayedPaused)
+    /// The interruption ended and the player stays paused: without `shouldResume`, or
+    /// with it for a player that does not resume by itself.
+    func sessionReleased(shouldResume: Bool) {
+        sessionObserver.withLock { $0 }?(.stayedPaused)
+        deliverInterruption(began: false, shouldResume: shouldResume)
     }
 
-    enum SessionChange: Sendable { case paused(SessionPause), resumed, stayedPaused }
+    private func deliverInterruption(began: Bool, shouldResume: Bool) {
+        sessionObserver.withLock { $0 }?(began ? .interruptionBegan : .interruptionEnded(shouldResume: shouldResume))
+        continuation.yield(began ? .interruptionBegan : .interruptionEnded(shouldResume: shouldResume))
+        if began {
+            delegate?.audioPlayerBeginInterruption(self)
+        } else {
+            delegate?.audioPlayerEndInterruption(self, shouldResume: shouldResume)
+        }
+    }
+
+    /// What the session did to the player, for its owner (a queue).
+    enum SessionChange: Sendable {
+        case paused(SessionPause), resumed, stayedPaused
+        case interruptionBegan, interruptionEnded(shouldResume: Bool)
+    }
+
+    /// Whether the player plays again by itself when an interruption that paused it ends
+    /// with `shouldResume` (true by default). When false, it stays paused and hears
+    /// ``Event/interruptionEnded(shouldResume:)``: the app decides, as an iOS app does in
+    /// `audioPlayerEndInterruption(_:withOptions:)`.
+    public var automaticallyResumesAfterInterruption: Bool {
+        get { resumesByItself.load(ordering: .relaxed) }
+        set { resumesByItself.store(newValue, ordering: .relaxed) }
+    }
+    private let resumesByItself = Atomic<Bool>(true)
+
+    /// Told when the decoder's data stalls (true) and flows again (false); see
+    /// `DataSupply`. A queue turns it into "waiting to play".
+    let supplyObserver = Mutex<(@Sendable (Bool) -> Void)?>(nil)
 
     /// Whether the session pauses this player when the device in use goes away
     /// (`oldDeviceUnavailable`). A queue's players do, as `AVPlayer` does; an
@@ -202,67 +291,36 @@ public final class AudioPlayer: Sendable {
         let position = voice.currentTime
         voice.stop()
         voice.seek(to: position)
+        publishNowPlaying()
     }
 
+    /// Whether the player is playing now.
     public var isPlaying: Bool { voice.isPlaying }
 
     /// The position in seconds; setting it seeks, also while playing.
     public var currentTime: TimeInterval {
         get { voice.currentTime }
-        set { voice.seek(to: newValue) }
+        set {
+            voice.seek(to: newValue)
+            publishNowPlaying(at: newValue)
+        }
     }
 
+    /// The length of the audio in seconds.
     public var duration: TimeInterval { voice.duration }
 
+    /// The channels of the audio.
     public var numberOfChannels: Int { settings.numberOfChannels }
 
     /// 0 plays once, n plays n + 1 times, a negative value loops until ``stop()``.
     public var numberOfLoops: Int {
         get { voice.loops }
-        set {
-            voice.loops = newValue
-            if newValue != 0, isPlaying { watchLoops() }
-        }
+        set { voice.loops = newValue }
     }
 
-    /// Called after each wrap of a looping play (a queue republishes its position: a
-    /// loop is a discontinuity, and MPRIS says `Seeked`).
+    /// Called after each wrap of a looping play is heard (a queue republishes its position:
+    /// a loop is a discontinuity, and MPRIS says `Seeked`). The engine reports the wrap.
     let loopObserver = Mutex<(@Sendable () -> Void)?>(nil)
-    private let loopWatch = Mutex<Task<Void, Never>?>(nil)
-
-    /// While a looping play goes on, wakes once near each expected wrap (the file's end,
-    /// at the current rate) and tells ``loopObserver`` when the position went back. The
-    /// engine reports no wrap of its own; this costs one or two wakeups a loop, none when
-    /// the player does not loop or nobody observes.
-    private func watchLoops() {
-        guard numberOfLoops != 0, loopObserver.withLock({ $0 }) != nil else { return }
-        let task = Task { [weak self] in
-            var last: (position: Double, at: ContinuousClock.Instant)?
-            while !Task.isCancelled {
-                guard let wait = self?.checkLoop(since: &last) else { return }
-                try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
-            }
-        }
-        loopWatch.withLock { $0?.cancel(); $0 = task }
-    }
-
-    /// One look at the position: reports a wrap (the position is well behind where the
-    /// time since the last look would have taken it), and says how long until the next
-    /// one may come (nil: the play ended or no longer loops).
-    private func checkLoop(since last: inout (position: Double, at: ContinuousClock.Instant)?) -> Double? {
-        // The first look comes right after `play()`, before the voice may say it plays.
-        guard last == nil || isPlaying, numberOfLoops != 0, let observer = loopObserver.withLock({ $0 }) else { return nil }
-        let (now, instant) = (currentTime, ContinuousClock.now)
-        let rate = enableRate ? max(0.5, Double(rate)) : 1
-        if let last {
-            let elapsed = instant - last.at
-            let expected = last.position + Double(elapsed.components.seconds) * rate
-                + Double(elapsed.components.attoseconds) / 1e18 * rate
-            if now + 0.1 < min(expected, duration) { observer() }
-        }
-        last = (now, instant)
-        return max(0.02, (duration - now) / rate) + 0.03
-    }
 
     /// The engine's device clock, for ``play(atTime:)``.
     public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }
@@ -289,17 +347,24 @@ public final class AudioPlayer: Sendable {
     /// Whether ``rate`` applies.
     public var enableRate: Bool {
         get { voice.isRateEnabled }
-        set { voice.isRateEnabled = newValue }
+        set {
+            voice.isRateEnabled = newValue
+            publishNowPlaying()
+        }
     }
 
     /// 0.5…2, the pitch preserved; only with ``enableRate``.
     public var rate: Float {
         get { voice.playbackRate }
-        set { voice.playbackRate = newValue }
+        set {
+            voice.playbackRate = newValue
+            publishNowPlaying()
+        }
     }
 
     // MARK: Meters
 
+    /// Whether the player measures its levels for ``updateMeters()``.
     public var isMeteringEnabled: Bool {
         get { voice.isMeteringEnabled }
         set { voice.isMeteringEnabled = newValue }
@@ -324,12 +389,29 @@ public final class AudioPlayer: Sendable {
 }
 
 /// Receives an ``AudioPlayer``'s events (the `AVAudioPlayerDelegate` analog).
+///
+/// Every method has an empty default; they are called on the engine's event thread (the
+/// interruption ones on the thread that delivers the session's notifications).
 public protocol AudioPlayerDelegate: AnyObject, Sendable {
+    /// Playback reached the end (after the loops), or stopped on a decode error.
     func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool)
+    /// The file could not be decoded past some point.
     func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError)
+    /// The audio session was interrupted while the player played; it is paused.
+    func audioPlayerBeginInterruption(_ player: AudioPlayer)
+    /// The interruption ended. With `shouldResume` the player plays again by itself unless
+    /// ``AudioPlayer/automaticallyResumesAfterInterruption`` is false (the
+    /// `audioPlayerEndInterruption(_:withOptions:)` analog, its option as a Bool).
+    func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool)
 }
 
 extension AudioPlayerDelegate {
+    /// Does nothing.
     public func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {}
+    /// Does nothing.
     public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError) {}
+    /// Does nothing.
+    public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
+    /// Does nothing.
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool) {}
 }

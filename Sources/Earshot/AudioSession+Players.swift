@@ -187,15 +187,26 @@ extension AudioSession {
     /// arbiter says false when the session was not sounding yet, or when the activation
     /// sent to resume took over a new interruption, as a user's play does: an end that
     /// arrives while such an activation is on its way resumes too).
+    ///
+    /// Players that do not resume by themselves (`automaticallyResumesAfterInterruption`
+    /// false) hear the end at once and stay paused; only the others count for the
+    /// resumption.
     func resumePlayersAfterInterruption(_ shouldResume: Bool) {
         guard shouldResume else {
             let paused = state.withLock { s -> Set<ObjectIdentifier> in
                 defer { s.pausedByInterruption = [] }
                 return s.pausedByInterruption
             }
-            livePlayers().filter { paused.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(resumed: false) }
+            livePlayers().filter { paused.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(shouldResume: false) }
             return
         }
+        let manual = livePlayers().filter { !$0.automaticallyResumesAfterInterruption }
+        let released = state.withLock { s -> Set<ObjectIdentifier> in
+            let ids = Set(manual.map(ObjectIdentifier.init)).intersection(s.pausedByInterruption)
+            s.pausedByInterruption.subtract(ids)
+            return ids
+        }
+        manual.filter { released.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(shouldResume: true) }
         let owed = state.withLock { s -> Bool in
             s.resumeOwed = !s.pausedByInterruption.isEmpty
             return s.resumeOwed
@@ -215,7 +226,7 @@ extension AudioSession {
             }
             let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
             guard !players.isEmpty else { return }
-            players.forEach { $0.resumeAfterInterruption() }
+            players.forEach { $0.resumeAfterInterruption(endingInterruption: true) }
             // An interruption that began between the check above and the players' start
             // may have found them not playing yet: pause and record them now.
             let missed = self.state.withLock { s -> Bool in

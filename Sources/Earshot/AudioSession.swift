@@ -17,7 +17,10 @@ import Synchronization
 /// eligible session, its MPRIS name is claimed (last sound wins).
 ///
 /// The session connects to the bus on first use of an `async` method (or
-/// ``connect()``); a process that never uses it stays off the bus.
+/// ``connect()``), or when a player first plays: as on iOS, a process that never calls
+/// its session has one anyway, in the default category (soloAmbient), which the first
+/// player that plays joins and activates, without delaying its sound. A process that
+/// plays nothing (or only ``SystemSound``s) stays off the bus.
 public final class AudioSession: Sendable {
     /// The process's session, on the session bus and the shared engine.
     public static let shared = AudioSession()
@@ -122,6 +125,11 @@ public final class AudioSession: Sendable {
         var reportingSound = false
         /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
         var recorders: Set<ObjectIdentifier> = []
+        /// A player's start is connecting the implicit session (see `joinImplicitly`).
+        var joiningImplicitly = false
+        /// The implicit session could not connect (no session bus): players do not try
+        /// again before this.
+        var implicitRetryAt: ContinuousClock.Instant?
     }
 
     struct WeakPlayer { weak var player: AudioPlayer? }

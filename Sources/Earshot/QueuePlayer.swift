@@ -33,6 +33,7 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// What a queue reports, in order, on ``events``.
     public enum Event: Sendable, Hashable {
         /// The current item changed (nil when the queue ran out).
         case currentItemChanged(Item?)
@@ -44,9 +45,18 @@ public final class QueuePlayer: Sendable {
         /// there; the queue moved on. The message says where and why, for example
         /// `truncated at 2.4 s; played up to there`.
         case itemEndedEarly(Item, String)
+        /// The audio session was interrupted while the queue played: it paused.
+        case interruptionBegan
+        /// The interruption that paused the queue ended. With `shouldResume` the queue plays
+        /// again by itself unless ``QueuePlayer/automaticallyResumesAfterInterruption`` is
+        /// false.
+        case interruptionEnded(shouldResume: Bool)
+        /// ``QueuePlayer/timeControlStatus`` changed (the `AVPlayer.timeControlStatus`
+        /// observation).
+        case timeControlStatusChanged(TimeControlStatus)
     }
 
-    private struct State {
+    struct State {
         var items: [Item] = []
         var index: Int?
         var player: AudioPlayer?
@@ -65,6 +75,17 @@ public final class QueuePlayer: Sendable {
         /// The audio session paused the current item (an interruption): the queue still
         /// means to play, but is not playing.
         var suspended = false
+        /// What happens when an item ends.
+        var actionAtItemEnd: ActionAtItemEnd = .advance
+        /// Whether players resume by themselves after an interruption.
+        var resumesAfterInterruption = true
+        /// The current item's decoder said its data stalls.
+        var starved = false
+        /// The current item ended and stayed current (``ActionAtItemEnd/pause`` or
+        /// ``ActionAtItemEnd/none``): now playing shows its end, standing still.
+        var atItemEnd = false
+        /// The status last reported in ``Event/timeControlStatusChanged(_:)``.
+        var reportedStatus: TimeControlStatus = .paused
         /// Descriptors that items' paths go through (`/proc/self/fd/N`, see ``LocalFile``),
         /// by item id; closed when the item leaves the queue.
         var heldDescriptors: [UInt64: Int32] = [:]
@@ -87,10 +108,10 @@ public final class QueuePlayer: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
     let engine: AudioEngine
     public let events: AsyncStream<Event>
-    private let continuation: AsyncStream<Event>.Continuation
+    let continuation: AsyncStream<Event>.Continuation
 
     /// Makes a queue; every file is opened once to check it and read its tags.
     ///
@@ -293,6 +314,7 @@ public final class QueuePlayer: Sendable {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
             s.suspended = false
+            s.atItemEnd = false
             return s.player
         }
         if let player {
@@ -352,10 +374,17 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// The position in the current item; setting it seeks (after an item's end under
+    /// ``ActionAtItemEnd/none``, the queue, still meaning to play, plays from there).
     public var currentTime: TimeInterval {
         get { state.withLock { $0.player }?.currentTime ?? 0 }
         set {
-            state.withLock { $0.player }?.currentTime = newValue
+            let (player, resume) = state.withLock { s -> (AudioPlayer?, Bool) in
+                defer { s.atItemEnd = false }
+                return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
+            }
+            player?.currentTime = newValue
+            if resume { _ = player?.play() }
             publish()
         }
     }
@@ -453,6 +482,8 @@ public final class QueuePlayer: Sendable {
             if let next = s.next, next.item == item { prepared = next.player }
             s.next = nil
             s.player = nil
+            s.starved = false
+            s.atItemEnd = false
             if item == nil { s.wantsToPlay = false }
             return (old, item, prepared, s.wantsToPlay, s.volume, s.rate, s.repeatMode == .one ? -1 : 0)
         }
@@ -478,6 +509,8 @@ public final class QueuePlayer: Sendable {
         player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
         player.isMeteringEnabled = true
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
+        player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
+        player.supplyObserver.withLock { $0 = { [weak self, weak player] starved in self?.supplyChanged(starved, of: player) } }
         player.loopObserver.withLock { $0 = { [weak self] in self?.publish() } }  // a wrap restarts the elapsed time
         watch(player, item: item)
         watchStream(of: player)
@@ -500,10 +533,13 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Opens the next item ahead of time (for ``actionAtItemEnd``'s setter).
+    func prepareNextItem() { prepareNext() }
+
     /// Opens the next item ahead of time so that it starts at once.
     private func prepareNext() {
         let candidate = state.withLock { s -> Item? in
-            guard let index = s.index, s.next == nil, s.repeatMode != .one else { return nil }
+            guard let index = s.index, s.next == nil, s.repeatMode != .one, s.actionAtItemEnd == .advance else { return nil }
             if index + 1 < s.items.count { return s.items[index + 1] }
             return s.repeatMode == .all && !s.items.isEmpty ? s.items[0] : nil
         }
@@ -529,7 +565,16 @@ public final class QueuePlayer: Sendable {
             } else {
                 self.continuation.yield(.itemEndedEarly(item, QueuePlayer.endedEarly(decodeError, at: player.currentTime)))
             }
-            self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
+            switch self.actionAtItemEnd {
+            case .advance:
+                self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
+            case .pause:
+                self.state.withLock { s in (s.wantsToPlay, s.atItemEnd) = (false, true) }
+                self.publish()
+            case .none:
+                self.state.withLock { $0.atItemEnd = true }
+                self.publish()
+            }
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
@@ -597,9 +642,25 @@ public final class QueuePlayer: Sendable {
             case .paused(.interrupted): s.suspended = true
             case .paused(.deviceLost), .stayedPaused: (s.suspended, s.wantsToPlay) = (false, false)
             case .resumed: s.suspended = false
+            case .interruptionBegan, .interruptionEnded: break
             }
         }
+        switch change {
+        case .interruptionBegan: continuation.yield(.interruptionBegan)
+        case .interruptionEnded(let shouldResume): continuation.yield(.interruptionEnded(shouldResume: shouldResume))
+        default: break
+        }
         publish()
+    }
+
+    /// The decoder of `player` said its data stalls or flows again.
+    private func supplyChanged(_ starved: Bool, of player: AudioPlayer?) {
+        let current = state.withLock { s -> Bool in
+            guard let player, s.player === player else { return false }
+            s.starved = starved
+            return true
+        }
+        if current { publish() }
     }
 
     /// Calls `handler` after the queue or its state changes (for
@@ -610,10 +671,13 @@ public final class QueuePlayer: Sendable {
 
     /// Writes the queue's state into the now-playing center.
     func publish() {
-        defer { state.withLock { $0.itemsChanged }?() }
-        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork) = state.withLock { s in
+        defer {
+            reportTimeControlStatus()
+            state.withLock { $0.itemsChanged }?()
+        }
+        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork, atEnd) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,
-             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] })
+             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] }, s.atItemEnd)
         }
         guard let center else { return }
         guard let item, let index else {
@@ -623,10 +687,10 @@ public final class QueuePlayer: Sendable {
         let playing = player?.isPlaying ?? false
         var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playing || wantsToPlay ? .playing : .paused)
         if let stream = player?.stream { info.describe(stream) }
-        info.elapsedTime = player?.currentTime ?? 0
+        info.elapsedTime = atEnd ? item.duration : player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count
-        info.playbackRate = playing || wantsToPlay ? Double(rate) : 0
+        info.playbackRate = (playing || wantsToPlay) && !atEnd ? Double(rate) : 0
         info.defaultPlaybackRate = Double(rate)
         info.volume = Double(volume)
         info.repeatMode = repeatMode

@@ -52,6 +52,12 @@ struct Play: AsyncParsableCommand {
 
     @OptionGroup var sessionOptions: SessionOptions
 
+    @Flag(help: ArgumentHelp(
+        "Leave the audio session alone, as an app that never calls it: the players join the "
+        + "process's session by themselves, in the default category (soloAmbient), activated "
+        + "by the first play. No MPRIS; the session options do not apply."))
+    var implicitSession = false
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one FILE to play") }
         guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1, not \(volume)") }
@@ -91,31 +97,36 @@ struct Play: AsyncParsableCommand {
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
         let quitting = Locked(false)
-        do {
-            let bus = try await session.connection()
-            try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
-            var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
-            configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/opus", "audio/mpeg", "audio/x-caf",
-                                                 "audio/mp4", "audio/x-m4a", "audio/aac", "audio/aacp", "audio/x-ms-wma"]
-            configuration.supportedURISchemes = ["file", "http", "https"]
-            let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
-                                         nowPlayingInfoCenter: nowPlaying, trackList: queue)
-            queue.onChange { [weak player] in player?.trackListChanged() }
-            try await player.publish()
-            try await session.adopt(player, commands: commands)
-            reportSessionEvents(of: session)
-            try await session.setActive(true)
-            (mpris, connection) = (player, bus)
-            // Without a bus it plays anyway (as when there is none at the start): losing it
-            // is said, not fatal.
-            let description = busOptions.busDescription
-            bus.onDisconnect { [quitting] in
-                guard !quitting.get() else { return }
-                note("earshot play: lost the connection to \(description) (the bus closed it or went away); "
-                     + "no longer on MPRIS or in an audio session; playing on")
+        if implicitSession {
+            // The players join AudioSession.shared by themselves; only its events are said.
+            reportSessionEvents(of: AudioSession.shared)
+        } else {
+            do {
+                let bus = try await session.connection()
+                try await session.setCategory(sessionOptions.category, options: sessionOptions.options)
+                var configuration = MPRISConfiguration(appName: name, identity: "Earshot", desktopEntry: "earshot")
+                configuration.supportedMIMETypes = ["audio/x-wav", "audio/x-aiff", "audio/flac", "audio/ogg", "audio/opus", "audio/mpeg", "audio/x-caf",
+                                                     "audio/mp4", "audio/x-m4a", "audio/aac", "audio/aacp", "audio/x-ms-wma"]
+                configuration.supportedURISchemes = ["file", "http", "https"]
+                let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
+                                             nowPlayingInfoCenter: nowPlaying, trackList: queue)
+                queue.onChange { [weak player] in player?.trackListChanged() }
+                try await player.publish()
+                try await session.adopt(player, commands: commands)
+                reportSessionEvents(of: session)
+                try await session.setActive(true)
+                (mpris, connection) = (player, bus)
+                // Without a bus it plays anyway (as when there is none at the start): losing it
+                // is said, not fatal.
+                let description = busOptions.busDescription
+                bus.onDisconnect { [quitting] in
+                    guard !quitting.get() else { return }
+                    note("earshot play: lost the connection to \(description) (the bus closed it or went away); "
+                         + "no longer on MPRIS or in an audio session; playing on")
+                }
+            } catch {
+                note("earshot play: not published on MPRIS and not in an audio session (\(error))")
             }
-        } catch {
-            note("earshot play: not published on MPRIS and not in an audio session (\(error))")
         }
 
         let display = PlayDisplay(queue: queue, interactive: isatty(1) == 1 && isatty(0) == 1)

@@ -87,6 +87,9 @@ final class PlayDisplay: @unchecked Sendable {
             tally.withLock { $0.failures.append(Self.name(item)) }
             note("earshot play: skipped \(Self.name(item)): \(reason)")
         case .itemEndedEarly(let item, let what): note("earshot play: \(Self.name(item)): \(what)")
+        case .interruptionBegan: if !interactive { say("player: interruption began") }
+        case .interruptionEnded(let shouldResume): if !interactive { say("player: interruption ended (shouldResume: \(shouldResume))") }
+        case .timeControlStatusChanged: break
         }
     }
 

@@ -179,17 +179,19 @@ final class SessionWorld: Sendable {
 
     // MARK: Processes
 
-    /// Starts `earshot play --name APP [--category …] [--mix] [--duck] FILE` with a tone on
-    /// `side` of `duration` seconds.
+    /// Starts `earshot play --name APP [--category …] [--mix] [--duck] [--implicit-session] FILE`
+    /// with a tone on `side` of `duration` seconds. With `implicitSession` the process's session
+    /// is `AudioSession.shared`, whose app name is the process's: use "earshot" as `app`.
     func play(
         _ app: String, side: SessionSide, frequency: Double? = nil, duration: Double = 20, level: Double = -12,
-        category: String? = nil, mix: Bool = false, duck: Bool = false
+        category: String? = nil, mix: Bool = false, duck: Bool = false, implicitSession: Bool = false
     ) throws -> SessionPlayer {
         let file = try SessionWorld.tone(side, frequency: frequency ?? (side == .left ? 300 : 500), duration: duration, level: level)
         var arguments = ["play", "--name", app]
         if let category { arguments += ["--category", category] }
         if mix { arguments.append("--mix") }
         if duck { arguments.append("--duck") }
+        if implicitSession { arguments.append("--implicit-session") }
         arguments.append(file)
         return SessionPlayer(app: app, side: side, process: try Child(Paths.earshot, arguments, environment: environment), world: self)
     }

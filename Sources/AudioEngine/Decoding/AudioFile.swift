@@ -72,6 +72,9 @@ public final class AudioFile: @unchecked Sendable {
     }
     /// The path, or the name given with the data.
     public let source: String
+    /// Where the decoder says that its data stalls and flows again (a network stream):
+    /// players show "waiting to play" meanwhile. See ``DataSupply``.
+    package let supply = DataSupply()
     /// The frame the next ``read(into:frames:)`` starts at.
     public private(set) var framePosition: Int64 = 0
 

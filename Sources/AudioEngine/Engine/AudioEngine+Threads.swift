@@ -304,8 +304,10 @@ extension AudioEngine {
             let now = deviceCurrentTime
             var dues = finishing.map { Double($0.endFrame) / rate - now }
             for voice in voices.withLock({ Array($0.values) }) {
-                let frame = voice.heardStartFrame.load(ordering: .acquiring)
-                if frame != Int64.min { dues.append(Double(frame) / rate - now) }
+                let start = voice.heardStartFrame.load(ordering: .acquiring)
+                if start != Int64.min { dues.append(Double(start) / rate - now) }
+                let wrap = voice.heardWrapFrame.load(ordering: .acquiring)
+                if wrap != Int64.min { dues.append(Double(wrap) / rate - now) }
             }
             if let next = dues.min() {
                 // Past due but waiting for the drain: the render thread signals when it is done.
@@ -363,6 +365,11 @@ extension AudioEngine {
                 let starved = voice.supplyStarved.load(ordering: .acquiring)
                 if voice.supplyReported.exchange(starved, ordering: .acquiringAndReleasing) != starved {
                     voice.onSupplyChange.withLock { $0 }?(starved)
+                }
+                let wrapFrame = voice.heardWrapFrame.load(ordering: .acquiring)
+                if wrapFrame != Int64.min, Double(wrapFrame) <= heardNow + 1,
+                   voice.heardWrapFrame.compareExchange(expected: wrapFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                    voice.onWrapped.withLock { $0 }?()
                 }
                 if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                     // Rewind at once (a replay starts from the top); report when heard.

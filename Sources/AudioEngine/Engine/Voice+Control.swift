@@ -180,6 +180,12 @@ extension Voice {
         onStarted.withLock { $0 = handler }
     }
 
+    /// Sets the callback called (on the engine's event thread) when a looping play's wrap
+    /// is heard: the position went back to the start.
+    public func setWrapHandler(_ handler: (@Sendable () -> Void)?) {
+        onWrapped.withLock { $0 = handler }
+    }
+
     /// Sets the callbacks, called on the engine's event thread.
     public func setHandlers(onFinished: (@Sendable (Bool) -> Void)?, onError: (@Sendable (any Error) -> Void)?) {
         self.onFinished.withLock { $0 = onFinished }

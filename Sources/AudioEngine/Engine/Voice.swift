@@ -17,6 +17,8 @@ public final class Voice: @unchecked Sendable {
         /// Media seconds per ring frame (1/engine rate × playback rate).
         var mediaPerFrame: Double
         var isEnd: Bool
+        /// The first mark after a loop's wrap (the media time went back to the start).
+        var isWrap = false
     }
 
     enum PlayState: Int {
@@ -106,9 +108,13 @@ public final class Voice: @unchecked Sendable {
     /// The engine frame where the voice began to sound after its last (re)start, until the
     /// event thread has reported it heard; `Int64.min` when nothing is pending.
     let heardStartFrame = Atomic<Int64>(Int64.min)
+    /// The engine frame where the last wrap of a looping play sounds, until the event thread
+    /// has reported it heard; `Int64.min` when nothing is pending. Set by the render thread.
+    let heardWrapFrame = Atomic<Int64>(Int64.min)
 
     /// Events, called on the engine's event thread.
     let onStarted = Mutex<(@Sendable () -> Void)?>(nil)
+    let onWrapped = Mutex<(@Sendable () -> Void)?>(nil)
     let onFinished = Mutex<(@Sendable (_ successfully: Bool) -> Void)?>(nil)
     let onError = Mutex<(@Sendable (any Error) -> Void)?>(nil)
     /// A decode error met by the reader, reported when the voice finishes.
@@ -215,7 +221,7 @@ public final class Voice: @unchecked Sendable {
         renderGainStep = gainStep
         renderGainFramesLeft = gainFramesLeft
         if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
-        publishPosition()
+        publishPosition(readStartFrame: firstFrame + Int64(offset), read: got)
         if got > 0 {
             if renderMark.mediaPerFrame > 0 { renderPerFrame = renderMark.mediaPerFrame }
             clock.record(VoiceClock.Anchor(endFrame: firstFrame + Int64(offset + got), endMedia: position.value,
@@ -251,11 +257,21 @@ public final class Voice: @unchecked Sendable {
 
     /// Advances the timeline mark to the ring's read position and stores the media time.
     @inline(__always)
-    private func publishPosition() {
+    ///
+    /// A wrap mark read in this period records the engine frame where it sounds
+    /// (`readStartFrame` is the engine frame of the period's first frame read from the
+    /// ring, `read` how many were read) for the event thread, and wakes it: atomics and a
+    /// semaphore post, nothing that allocates or locks.
+    private func publishPosition(readStartFrame: Int64, read: Int) {
         let readFrame = ring.framesRead
         while let next = marks.peek(), next.ringFrame <= readFrame {
             renderMark = next
             marks.pop()
+            if next.isWrap {
+                let into = Int64(bitPattern: next.ringFrame &- (readFrame &- UInt64(read)))
+                heardWrapFrame.store(readStartFrame + max(0, into), ordering: .releasing)
+                engine.eventSemaphore.signal()
+            }
         }
         if renderMark.isEnd {
             position.store(renderMark.mediaTime)

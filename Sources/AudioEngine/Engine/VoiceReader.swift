@@ -33,6 +33,8 @@ final class VoiceReader: @unchecked Sendable {
     /// Output frames still to drop for the stretcher's start delay.
     private var stretchDelay = 0
     private var loopsDone = 0
+    /// The next mark pushed is the first after a loop's wrap.
+    private var wrapPending = false
     private(set) var ended = false
     /// Between crossing the low-water mark and the ring being full again.
     private var refilling = false
@@ -84,6 +86,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.ring.reset()
             voice.marks.reset()
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
+            wrapPending = false
             voice.renderHasStarted = false
             voice.position.store(target)
             voice.clock.clear()
@@ -127,6 +130,7 @@ final class VoiceReader: @unchecked Sendable {
                 let loops = voice.numberOfLoops.load(ordering: .relaxed)
                 if loops < 0 || loopsDone < loops {
                     loopsDone += 1
+                    wrapPending = true
                     do { try file.seek(toFrame: 0) } catch { fail(voice, error); return wrote }
                     mediaTime = 0
                     outputMediaTime = 0
@@ -251,7 +255,9 @@ final class VoiceReader: @unchecked Sendable {
     private func push(_ voice: Voice, _ frames: UnsafeMutablePointer<Float>, frames count: Int) {
         guard count > 0 else { return }
         let perFrame = Double(stretchRate) / Double(engineRate)
-        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: outputMediaTime, mediaPerFrame: perFrame, isEnd: false))
+        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: outputMediaTime, mediaPerFrame: perFrame,
+                                        isEnd: false, isWrap: wrapPending))
+        wrapPending = false
         outputMediaTime += Double(count) * perFrame
         var written = 0
         while written < count {

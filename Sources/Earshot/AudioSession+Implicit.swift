@@ -1,0 +1,87 @@
+import AudioEngine
+import Synchronization
+
+/// The implicit session: as on iOS, every app has an audio session from launch, in the
+/// default category (soloAmbient), and its players join it by themselves: the first one
+/// that plays activates it. A process that never calls an `AudioSession` method is
+/// therefore interrupted, silenced by the screen lock and activated like any other.
+///
+/// Joining never delays the sound: the player starts at once, and the session connects,
+/// registers and activates once the player's first frame has been heard (so that the
+/// connection, the arbiter it may host and the route monitor do not compete with it for
+/// the processor or the sound server); the sound made before the activation reached the
+/// arbiter is reported once it has. Where no session bus answers, players
+/// play without a session, and do not try again for a while.
+extension AudioSession {
+    /// The session players join when none has connected: ``shared`` (tests put one on a
+    /// private bus here).
+    static let implicit = Mutex<AudioSession>(AudioSession.shared)
+
+    /// How long players leave the implicit session alone after it failed to connect.
+    static let implicitRetryInterval = Duration.seconds(5)
+
+    /// Called by a player that starts while no session is connected: it joins the implicit
+    /// session (a player on another engine than the session's has no session).
+    static func joinImplicitly(_ player: AudioPlayer) {
+        let session = player.joinedSession.withLock { $0 } ?? implicit.withLock { $0 }
+        guard session.engine === player.engine else { return }
+        player.joinedSession.withLock { $0 = session }
+        session.join(player)
+    }
+
+    /// Registers `player`, and once it is heard connects and activates the session, unless
+    /// that is already under way (the connection, once made, covers every player that
+    /// joined meanwhile).
+    private func join(_ player: AudioPlayer) {
+        let go = state.withLock { s -> Bool in
+            s.players[ObjectIdentifier(player)] = WeakPlayer(player: player)
+            if s.joiningImplicitly { return false }
+            if let retry = s.implicitRetryAt, ContinuousClock.now < retry { return false }
+            return true
+        }
+        guard go else { return }
+        player.afterNextStart { Task { await self.connectAndActivate() } }
+    }
+
+    /// The implicit join's work, after a joining player's first frame: once at a time.
+    private func connectAndActivate() async {
+        let go = state.withLock { s -> Bool in
+            guard !s.joiningImplicitly, s.connection == nil else { return false }
+            s.joiningImplicitly = true
+            return true
+        }
+        guard go else { return }
+        do {
+            try await connect()
+        } catch {
+            state.withLock { s in
+                s.joiningImplicitly = false
+                s.implicitRetryAt = ContinuousClock.now + AudioSession.implicitRetryInterval
+            }
+            AudioSession.trace("implicit session: no bus (\(error)); playing without a session")
+            return
+        }
+        let activate = state.withLock { s -> Bool in
+            s.joiningImplicitly = false
+            s.implicitRetryAt = nil
+            return !s.isActive && !s.interrupted
+        }
+        AudioSession.trace("implicit session joined")
+        guard activate else { return }
+        // The first player that plays activates the session, as on iOS, even if its
+        // sound has already ended (a soloAmbient activation interrupts the others).
+        try? await setActive(true)
+        if engine.isProducingSound, hasPlayingPlayer {
+            state.withLock { $0.producingSound = true }
+            await reportSound(true)
+        }
+    }
+
+    /// Whether the session is on the bus (players that start then follow it directly).
+    var isConnected: Bool { state.withLock { $0.connection != nil } }
+
+    /// Whether a player of the session plays now.
+    var hasPlayingPlayer: Bool {
+        state.withLock { s in s.players.values.contains { $0.player?.isPlaying == true } }
+    }
+}

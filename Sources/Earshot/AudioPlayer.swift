@@ -99,7 +99,12 @@ public final class AudioPlayer: Sendable {
             self.loopObserver.withLock { $0 }?()
             self.publishNowPlaying()
         }
+        // Two sources of "waiting for data": the decoder's own word (a file's DataSupply)
+        // and the engine's (the reader needed frames and a network stream had none).
         voice.supply?.observe { [weak self] starved in
+            self?.supplyObserver.withLock { $0 }?(starved)
+        }
+        voice.setSupplyHandler { [weak self] starved in
             self?.supplyObserver.withLock { $0 }?(starved)
         }
         voice.setHandlers(

@@ -41,6 +41,31 @@ extension QueuePlayerTests {
         #expect(seen.value == [.playing, .waitingToPlayAtSpecifiedRate(.toMinimizeStalls), .playing, .paused], "\(seen.value)")
     }
 
+    @Test("a stream whose server stalls: the queue waits to minimise stalls, then plays on when data comes")
+    func aStalledStreamIsWaiting() async throws {
+        // 4 s of MP3; the server sends half of it at once, then nothing for 3 s, then the rest.
+        let directory = NSTemporaryDirectory() + "earshot-queue-stall-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let file = directory + "/tone.mp3"
+        let made = try await run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=4",
+                                            "-ac", "2", "-c:a", "libmp3lame", "-b:a", "128k", file], timeout: 60)
+        guard made.status == 0 else { throw TestFailure("ffmpeg: \(made.stderr)") }
+        let size = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int ?? 0
+        let server = try await HTTPTestServer(.stall(file: file, atByte: size / 2, seconds: 3))
+        let queue = try QueuePlayer(urls: [try #require(URL(string: server.url()))])
+        let (seen, _, listener) = statuses(queue)
+        defer { listener.cancel() }
+        _ = try await captured {
+            queue.play()
+            try await eventually("waiting for the stalled server", timeout: 8) { queue.timeControlStatus == .waitingToPlayAtSpecifiedRate(.toMinimizeStalls) }
+            try await eventually("playing once the rest arrives", timeout: 8) { queue.timeControlStatus == .playing }
+            queue.pause()
+        }
+        let statuses = seen.value
+        #expect(statuses.firstIndex(of: .waitingToPlayAtSpecifiedRate(.toMinimizeStalls)).map { statuses[$0...].contains(.playing) } == true,
+                "waiting, then playing: \(statuses)")
+    }
+
     @Test("actionAtItemEnd = .pause: the queue stays on the item that ended, paused; the next is not heard")
     func actionAtItemEndPause() async throws {
         let queue = try QueuePlayer(urls: [sine(500, 0.4), sine(1000, 0.4)])

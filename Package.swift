@@ -39,7 +39,7 @@ let package = Package(
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy"]),
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes"]),
         // The command-line tool.

@@ -44,7 +44,7 @@ extension Arbiter {
                 DBusProperty(ArbiterProtocol.Property.sessions.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
                     .array(.dictionary(key: .string, value: .variant), self?.sessionsSummary() ?? [])
                 },
-                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.remoteTarget?.rawValue ?? "") },
+                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.target?.busName ?? "") },
                 DBusProperty(ArbiterProtocol.Property.screenLocked.rawValue, .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
             ],
             signals: [
@@ -155,6 +155,7 @@ extension Arbiter {
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
         restorePending(interruptedBy: id)
+        reconcileOthers()  // its process's players and streams are no longer another app's
         return situation(of: id)
     }
 
@@ -167,7 +168,7 @@ extension Arbiter {
             ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue: .boolean(policy.secondaryAudioShouldBeSilencedHint(for: id)),
             ArbiterProtocol.SituationKey.interrupted.rawValue: .boolean(session?.isInterrupted ?? false),
             ArbiterProtocol.SituationKey.duckGain.rawValue: .double(session?.isDucked == true ? Double(policy.configuration.duckGain) : 1),
-            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.remoteTarget?.rawValue ?? ""),
+            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.target?.busName ?? ""),
         ])
     }
 
@@ -189,7 +190,7 @@ extension Arbiter {
                     ArbiterProtocol.SessionKey.ducked.rawValue: .boolean(session.isDucked),
                     ArbiterProtocol.SessionKey.lastSound.rawValue: .uint64(session.lastSoundTick ?? 0),
                     ArbiterProtocol.SessionKey.eligible.rawValue: .boolean(session.isEligibleRemoteTarget),
-                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.remoteTarget == session.id),
+                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.target == .session(session.id)),
                 ])
             }
     }

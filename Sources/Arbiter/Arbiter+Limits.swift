@@ -66,6 +66,7 @@ extension Arbiter {
             s.forgetPendingRestorations(of: id)
         }
         if wasSession { announceRoom() }
+        reconcileOthers()
     }
 
     /// A session went: if a registration was refused for lack of room since the last

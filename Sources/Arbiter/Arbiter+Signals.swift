@@ -22,7 +22,11 @@ extension Arbiter {
                 try? object.emit(.otherAudioPlayingChanged, [.boolean(playing)], to: id)
             case let .secondaryAudioShouldBeSilenced(id, silenced):
                 try? object.emit(.secondaryAudioShouldBeSilencedChanged, [.boolean(silenced)], to: id)
-            case .remoteTargetChanged, .rejected:
+            case let .pauseForeign(player, stop):
+                command(foreign: player, stop ? "Stop" : "Pause")
+            case let .resumeForeign(player):
+                command(foreign: player, "Play")
+            case .remoteTargetChanged, .targetChanged, .rejected:
                 break  // the target is broadcast by announceChanges; rejections are error replies
             }
         }
@@ -31,7 +35,7 @@ extension Arbiter {
     /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`.
     func announceChanges(via object: DBusExportedObject) {
         let (target, locked, previous) = state.withLock { s in
-            let current = (s.policy.remoteTarget?.rawValue ?? "", s.policy.screenLocked)
+            let current = (s.policy.target?.busName ?? "", s.policy.screenLocked)
             defer { s.announced = current }
             return (current.0, current.1, s.announced)
         }

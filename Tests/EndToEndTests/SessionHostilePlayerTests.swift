@@ -1,0 +1,51 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Other apps' players are untrusted: one holds `Pause` forever, one answers it with an
+/// error, one leaves the bus when told to pause, one floods `PropertiesChanged` at 1,000 a
+/// second. The arbiter waits on none of them: mpv beside them is paused and resumed as
+/// usual, sessions are interrupted as usual, and the arbiter answers at once throughout.
+@Suite("Other apps: hostile MPRIS players")
+struct SessionHostilePlayerTests {
+    /// The arbiter's `Target` round trip, in seconds: how long it takes to answer.
+    static func arbiterRoundTrip(_ world: SessionWorld) async throws -> Double {
+        let start = ContinuousClock.now
+        _ = try await world.target()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
+    }
+
+    @Test("with players that hold, refuse or flee Pause, and one that floods, mpv is paused and resumed and nothing waits")
+    func hostilePlayersDelayNothing() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let fakes = [
+            try await FakePlayer(world, .holdsPause), try await FakePlayer(world, .failsPause),
+            try await FakePlayer(world, .vanishesOnPause), try await FakePlayer(world, .floods),
+        ]
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 3)
+        let paused = try await mpv.waitFor("Paused", timeout: 5)
+        // Every fake was told to pause: the held and fled calls did not stop the others.
+        for fake in fakes {
+            try await sessionPoll("\(fake.behaviour) to be told to pause") { fake.pauses.value >= 1 }
+        }
+        // The arbiter answers while the held call is open and the flood runs.
+        var slowest = 0.0
+        for _ in 0..<20 { slowest = max(slowest, try await Self.arbiterRoundTrip(world)) }
+        sessionReport("mpv Paused after \(paused); slowest arbiter round trip in the flood \(slowest * 1000) ms")
+        // The arbiter waits at most 2 s for another app's player: an answer slower than
+        // half of that would mean it waited on one.
+        #expect(slowest < 1.0, "the arbiter took \(slowest) s to answer")
+        // A second session interrupts the first as usual.
+        let other = try world.play("other", side: .right, duration: 20)
+        try await music.waitForLine("an interruption") { $0.hasPrefix("session: interrupted") }
+        other.kill()
+        _ = try await music.process.wait(timeout: 20)
+        try await mpv.waitFor("Playing", timeout: 5)
+        #expect(daemon.isRunning, "the daemon died: \(daemon.stderr)")
+        daemon.kill(SIGKILL)
+    }
+}

@@ -32,7 +32,8 @@ extension Arbiter {
         }
     }
 
-    /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`.
+    /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`
+    /// and `Others`.
     func announceChanges(via object: DBusExportedObject) {
         let (target, locked, previous) = state.withLock { s in
             let current = (s.policy.target?.busName ?? "", s.policy.screenLocked)
@@ -42,7 +43,7 @@ extension Arbiter {
         var changed: [String: DBusValue] = [:]
         if previous?.target != target { changed[ArbiterProtocol.Property.target.rawValue] = .string(target) }
         if previous?.locked != locked { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(locked) }
-        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue])
+        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue, ArbiterProtocol.Property.others.rawValue])
     }
 }
 

@@ -94,7 +94,8 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         guard lines.count >= 2, lines[1].hasPrefix("SESSION") else {
             throw TestFailure("no header line in earshot status: “\(text)”")
         }
-        rows = try lines.dropFirst(2).map { line in
+        // The sessions' rows end where the other apps' table begins.
+        rows = try lines.dropFirst(2).prefix { !$0.hasPrefix("OTHER ") }.map { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard fields.count >= 5 else { throw TestFailure("unexpected earshot status row: “\(line)”") }
             let state = fields[4...].joined(separator: " ").split(separator: ",").map {

@@ -26,6 +26,16 @@ extension SessionWorld {
         return player
     }
 
+    /// Starts `earshot play --name APP FILE` with `XDG_CONFIG_HOME` set to `configHome`, so
+    /// that the arbiter it hosts reads `configHome/earshot/arbiter.conf`.
+    func play(_ app: String, side: SessionSide, duration: Double, configHome: String) throws -> SessionPlayer {
+        let file = try SessionWorld.tone(side, frequency: side == .left ? 300 : 500, duration: duration)
+        var environment = self.environment
+        environment["XDG_CONFIG_HOME"] = configHome
+        return SessionPlayer(app: app, side: side, process: try Child(Paths.earshot, ["play", "--name", app, file], environment: environment),
+                             world: self)
+    }
+
     /// Registers the test's client connection as a session, for the signals the arbiter
     /// sends it.
     func registerClient(category: String, active: Bool) async throws {

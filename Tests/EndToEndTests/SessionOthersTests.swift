@@ -57,6 +57,13 @@ struct SessionOthersTests {
         let music = try world.play("music", side: .left, duration: 20)
         try await mpv.waitFor("Paused")
         try await music.waitUntilPlaying()
+        // earshot status lists mpv, paused by earshot play's session.
+        let musicID = try await music.uniqueName()
+        let status = try await world.earshot("status")
+        let mpvID = try await mpv.uniqueName()
+        let row = try #require(status.output.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }, "\(status.output)")
+        #expect(row.contains(" mpv ") && row.contains(" \(mpv.child.pid) ") && row.contains("Paused") && row.contains("paused by \(musicID)"),
+                "\(status.output)")
         music.kill()
         let resumed = try await mpv.waitFor("Playing")
         sessionReport("mpv Playing \(Self.milliseconds(resumed)) ms after SIGKILL")
@@ -98,6 +105,37 @@ struct SessionOthersTests {
         try await Task.sleep(for: .milliseconds(500))
         #expect(!music.lines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
         daemon.kill(SIGKILL)
+    }
+
+    @Test("earshot daemon --others observe: mpv is neither paused nor resumed, and earshot status still lists it")
+    func observeOnly() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon("--others", "observe")
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await mpv.status() == "Playing")
+        let status = try await world.earshot("status")
+        let mpvID = try await mpv.uniqueName()
+        let row = try #require(status.output.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }, "\(status.output)")
+        #expect(row.contains("Playing") && row.contains("sounding") && !row.contains("paused by"), "\(status.output)")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("the embedded arbiter reads others = observe from $XDG_CONFIG_HOME/earshot/arbiter.conf")
+    func configurationFile() async throws {
+        let world = try await SessionWorld()
+        let home = NSTemporaryDirectory() + "earshot-config-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        try FileManager.default.createDirectory(atPath: home + "/earshot", withIntermediateDirectories: true)
+        try "# what the arbiter does to other apps\nothers = observe\n".write(toFile: home + "/earshot/arbiter.conf", atomically: true, encoding: .utf8)
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 20, configHome: home)
+        try await music.waitUntilPlaying()
+        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await mpv.status() == "Playing")
     }
 
     @Test("isOtherAudioPlaying: true while paplay plays, false after; a media.role=event stream never counts")

@@ -64,6 +64,7 @@ extension Arbiter {
             s.processes[id] = nil
             s.registering.remove(id)
             s.forgetPendingRestorations(of: id)
+            if s.othersReady { s.earshotPeers[id.rawValue] = nil } else { s.departed.insert(id.rawValue) }
         }
         if wasSession { announceRoom() }
         reconcileOthers()

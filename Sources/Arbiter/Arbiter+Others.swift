@@ -31,6 +31,7 @@ extension Arbiter {
         let subscription = connection.subscribeNow(rule) { [weak self] message in
             self?.playerPropertiesChanged(message)
         }
+        listEarshotPeers()
         listPlayers()
         if let server = configuration.soundServer.address {
             let connection = self.connection
@@ -40,6 +41,36 @@ extension Arbiter {
             if let watcher, watcher.start() { state.withLock { $0.streamWatcher = watcher } }
         }
         return [subscription]
+    }
+
+    /// Every Earshot process that opens its audio session queues for the arbiter's name. When
+    /// an arbiter starts (a host change, or the daemon taking over), the queued connections
+    /// are about to register again: until they have, their players and streams must not
+    /// look like other apps' (their own session would pause them). So other apps count only
+    /// once the queue is known, and the queued connections and their processes never do.
+    private func listEarshotPeers() {
+        let connection = self.connection
+        Task { [weak self] in
+            let queued = (try? await connection.call(
+                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                method: "ListQueuedOwners", [.string(ArbiterName.bus)], timeout: Arbiter.foreignCallTimeout).first?.stringArray) ?? []
+            var peers: [String: Int64] = [:]
+            for name in queued {
+                peers[name] = (try? await connection.call(
+                    destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                    method: "GetConnectionUnixProcessID", [.string(name)], timeout: Arbiter.foreignCallTimeout).first?.int64) ?? -1
+            }
+            _ = connection.schedule(after: .zero) { [weak self, peers] in
+                guard let self else { return }
+                self.state.withLock { s in
+                    // A peer that left while the bus answered is gone for good.
+                    s.earshotPeers = peers.filter { !s.departed.contains($0.key) }
+                    s.departed = []
+                    s.othersReady = true
+                }
+                self.reconcileOthers()
+            }
+        }
     }
 
     /// The players on the bus when the arbiter starts.
@@ -141,12 +172,15 @@ extension Arbiter {
     /// Brings the policy's view of other apps in line with what was observed: players and
     /// sound of processes without an Earshot session (nor owned by a session's connection).
     func reconcileOthers() {
-        let (policy, players, streams, processes) = state.withLock { ($0.policy, $0.players, $0.streams, $0.processes) }
-        let earshot = Set(policy.sessions.keys.compactMap { processes[$0] }.filter { $0 > 0 })
+        let (ready, policy, players, streams, processes, peers) = state.withLock {
+            ($0.othersReady, $0.policy, $0.players, $0.streams, $0.processes, $0.earshotPeers)
+        }
+        guard ready else { return }
+        let earshot = Set(policy.sessions.keys.compactMap { processes[$0] } + peers.values).filter { $0 > 0 }
         var events: [SessionPolicy.Event] = []
         var present = Set<String>()
         for (owner, player) in players.sorted(by: { $0.key < $1.key }) {
-            guard let pid = player.pid, pid > 0, !earshot.contains(pid), policy[SessionID(owner)] == nil,
+            guard let pid = player.pid, pid > 0, !earshot.contains(pid), policy[SessionID(owner)] == nil, peers[owner] == nil,
                   let status = player.status else { continue }
             present.insert(owner)
             let known = policy.foreignPlayers[owner]

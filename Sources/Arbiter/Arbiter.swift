@@ -108,6 +108,13 @@ public final class Arbiter: Sendable {
         /// The sound server's playback streams, by index.
         var streams: [UInt32: PlaybackStream] = [:]
         var streamWatcher: PlaybackStreamWatcher?
+        /// The connections queued for the arbiter's name when it started (Earshot sessions
+        /// about to register again), with their processes.
+        var earshotPeers: [String: Int64] = [:]
+        /// Connections that left before the queue was known.
+        var departed: Set<String> = []
+        /// Whether the queue is known: until then no other app is reported to the policy.
+        var othersReady = false
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen

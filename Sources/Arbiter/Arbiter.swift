@@ -45,7 +45,8 @@ public final class Arbiter: Sendable {
     public enum OthersPolicy: String, Sendable, CaseIterable {
         /// Pause their players when a non-mixable session activates, and resume them after.
         case pause
-        /// Leave their players alone (ducking is the sound server's part).
+        /// Leave their players alone; duckOthers would lower their streams (not implemented
+        /// yet: today this acts as ``observe``).
         case duck
         /// Only watch: their sound still counts for the hints, the target and interruptions.
         case observe

@@ -16,8 +16,12 @@ import Glibc
 /// both whether the screen is locked when it starts (a host taking over while the screen
 /// is locked knows at once).
 ///
-/// Decisions for one session are unicast signals to it; `Target`, `Sessions` and
+/// Decisions for one session are unicast signals to it; `Target`, `Sessions`, `Others` and
 /// `ScreenLocked` changes are broadcast as `PropertiesChanged`.
+///
+/// It also follows the other apps (processes without an Earshot session): their MPRIS
+/// players and the sound server's playback streams (see `Arbiter+Others.swift`), and
+/// applies the policy's decisions to their players with asynchronous calls.
 public final class Arbiter: Sendable {
     public struct Configuration: Sendable {
         /// How long an interrupting session may stay silent before its interruptions end.

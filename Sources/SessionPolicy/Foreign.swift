@@ -1,7 +1,10 @@
 /// An MPRIS player's `PlaybackStatus`.
 public enum ForeignPlaybackStatus: String, Sendable, Hashable, CaseIterable {
+    /// `Playing`.
     case playing = "Playing"
+    /// `Paused`.
     case paused = "Paused"
+    /// `Stopped`.
     case stopped = "Stopped"
 }
 
@@ -50,7 +53,9 @@ public struct ForeignSound: Sendable, Hashable {
 /// Who receives the media keys, across all apps: an Earshot session, or another app's
 /// MPRIS player.
 public enum RemoteTarget: Sendable, Hashable {
+    /// An Earshot session (its unique bus name owns its app's MPRIS name).
     case session(SessionID)
+    /// Another app's player, by the unique name owning its MPRIS name.
     case foreign(player: String)
 
     /// The unique bus name to send MPRIS commands to.

@@ -20,8 +20,17 @@ struct SessionOthersTests {
         let music = try world.play("music", side: .left, duration: 2)
         let paused = try await mpv.waitFor("Paused")
         sessionReport("mpv Paused \(Self.milliseconds(paused)) ms after earshot play started")
+        try await mpv.waitFor("Playing", timeout: 10)
+        // Resumed, it sounds again after earshot play last did: it takes the keys at once.
+        let mpvID = try await mpv.uniqueName()
+        let resumed = ContinuousClock.now
+        do {
+            try await sessionPoll("mpv to be the target", timeout: 1) { try await world.target() == mpvID }
+        } catch {
+            Issue.record("target \(try await world.target()), sessions \(try await world.sessions()), running \(music.process.isRunning), \(music.lines)")
+        }
+        sessionReport("mpv the target \(ContinuousClock.now - resumed) after it said Playing")
         #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
-        try await mpv.waitFor("Playing")
         daemon.kill(SIGKILL)
     }
 
@@ -64,6 +73,7 @@ struct SessionOthersTests {
         let row = try #require(status.output.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }, "\(status.output)")
         #expect(row.contains(" mpv ") && row.contains(" \(mpv.child.pid) ") && row.contains("Paused") && row.contains("paused by \(musicID)"),
                 "\(status.output)")
+        #expect(!row.contains("sounding"), "a paused mpv corks its stream: \(status.output)")
         music.kill()
         let resumed = try await mpv.waitFor("Playing")
         sessionReport("mpv Playing \(Self.milliseconds(resumed)) ms after SIGKILL")

@@ -5,6 +5,9 @@ import SessionPolicy
 struct ObservedPlayer: Sendable {
     /// Its `org.mpris.MediaPlayer2.*` names.
     var names: Set<String>
+    /// Counts its `PropertiesChanged`, so that an older answer to `Get` is not taken over
+    /// a newer signal.
+    var signals: UInt64 = 0
     /// Its process, once the bus said (-1: the bus could not say).
     var pid: Int64?
     /// Its `PlaybackStatus`, once it said (by `GetAll` or `PropertiesChanged`).
@@ -157,6 +160,7 @@ extension Arbiter {
             let before = (player.status, player.canPause)
             if let status { player.status = status }
             if let canPause { player.canPause = canPause }
+            player.signals &+= 1
             s.players[sender] = player
             return before != (player.status, player.canPause)
         }
@@ -211,11 +215,30 @@ extension Arbiter {
     /// Sends `Pause`, `Stop` or `Play` to another app's player, without waiting for it: the
     /// answer (or its absence, after the timeout) changes nothing; the player's
     /// `PropertiesChanged` says what it did.
+    ///
+    /// A player may fold a quick pause and play into one `PropertiesChanged`, or none; so
+    /// once it answered, the arbiter reads its `PlaybackStatus` again (unless a signal from
+    /// it came meanwhile, which is newer) so as not to miss the status it asked for.
     func command(foreign player: String, _ method: String) {
         let connection = self.connection
-        Task {
-            _ = try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
-                                           method: method, [], timeout: Arbiter.foreignCallTimeout)
+        Task { [weak self] in
+            guard (try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
+                                              method: method, [], timeout: Arbiter.foreignCallTimeout)) != nil else { return }
+            let before = self?.state.withLock { $0.players[player]?.signals }
+            let value = try? await connection.call(
+                destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
+                [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
+            guard let before, let status = Arbiter.status(value) else { return }
+            _ = connection.schedule(after: .zero) { [weak self] in
+                guard let self else { return }
+                let changed = self.state.withLock { s -> Bool in
+                    guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
+                    observed.status = status
+                    s.players[player] = observed
+                    return true
+                }
+                if changed { self.reconcileOthers() }
+            }
         }
     }
 }

@@ -158,6 +158,12 @@ extension Arbiter {
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
         restorePending(interruptedBy: id)
+        // Its connection and process are Earshot's for as long as the connection is on the
+        // bus: when it unregisters (at exit, before its MPRIS name and stream go), they
+        // must not turn into another app's, which would pause or interrupt sessions.
+        state.withLock { s in
+            if pid > 0 || s.earshotPeers[id.rawValue] == nil { s.earshotPeers[id.rawValue] = pid }
+        }
         reconcileOthers()  // its process's players and streams are no longer another app's
         return situation(of: id)
     }

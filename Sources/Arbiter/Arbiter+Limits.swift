@@ -64,7 +64,8 @@ extension Arbiter {
             s.processes[id] = nil
             s.registering.remove(id)
             s.forgetPendingRestorations(of: id)
-            if s.othersReady { s.earshotPeers[id.rawValue] = nil } else { s.departed.insert(id.rawValue) }
+            s.earshotPeers[id.rawValue] = nil
+            if !s.othersReady { s.departed.insert(id.rawValue) }
         }
         if wasSession { announceRoom() }
         reconcileOthers()

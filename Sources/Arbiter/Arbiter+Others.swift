@@ -67,7 +67,8 @@ extension Arbiter {
                 guard let self else { return }
                 self.state.withLock { s in
                     // A peer that left while the bus answered is gone for good.
-                    s.earshotPeers = peers.filter { !s.departed.contains($0.key) }
+                    s.earshotPeers.merge(peers) { registered, _ in registered }
+                    for gone in s.departed { s.earshotPeers[gone] = nil }
                     s.departed = []
                     s.othersReady = true
                 }

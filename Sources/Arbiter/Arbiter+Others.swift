@@ -8,6 +8,11 @@ struct ObservedPlayer: Sendable {
     /// Counts its `PropertiesChanged`, so that an older answer to `Get` is not taken over
     /// a newer signal.
     var signals: UInt64 = 0
+    /// When a status change of it last reached the policy, and whether a later one waits
+    /// for the end of the throttle window (a player flipping its status a thousand times a
+    /// second would otherwise interrupt and release sessions as often).
+    var lastApplied: UInt64 = 0
+    var throttled = false
     /// Its process, once the bus said (-1: the bus could not say).
     var pid: Int64?
     /// Its `PlaybackStatus`, once it said (by `GetAll` or `PropertiesChanged`).
@@ -165,7 +170,41 @@ extension Arbiter {
             s.players[sender] = player
             return before != (player.status, player.canPause)
         }
-        if differs { reconcileOthers() }
+        if differs { throttledReconcile(for: sender) }
+    }
+
+    /// At most one status change of a player reaches the policy per ``statusThrottle``: the
+    /// first at once, the last of a burst at the end of the window.
+    static let statusThrottle: Duration = .milliseconds(50)
+
+    private func throttledReconcile(for player: String) {
+        let now = monotonicTicks()
+        let window = UInt64(Arbiter.statusThrottle.components.attoseconds / 1_000_000_000)
+        let wait = state.withLock { s -> UInt64?? in
+            guard var observed = s.players[player] else { return nil }
+            if now >= observed.lastApplied + window {
+                observed.lastApplied = now
+                s.players[player] = observed
+                return .some(nil)  // at once
+            }
+            if observed.throttled { return nil }  // the pending reconcile will see it
+            observed.throttled = true
+            s.players[player] = observed
+            return .some(observed.lastApplied + window - now)
+        }
+        guard let wait else { return }
+        guard let delay = wait else {
+            reconcileOthers()
+            return
+        }
+        _ = connection.schedule(after: .nanoseconds(Int64(delay))) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { s in
+                s.players[player]?.throttled = false
+                s.players[player]?.lastApplied = monotonicTicks()
+            }
+            self.reconcileOthers()
+        }
     }
 
     /// The sound server's streams changed (bus thread).

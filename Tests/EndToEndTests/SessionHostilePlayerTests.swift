@@ -48,4 +48,34 @@ struct SessionHostilePlayerTests {
         #expect(daemon.isRunning, "the daemon died: \(daemon.stderr)")
         daemon.kill(SIGKILL)
     }
+
+    /// The policy's rules keep the session paused after the first flip ends its interruption
+    /// (without shouldResume); the throttle bounds what the arbiter does for the rest.
+    @Test("a player flipping its status 1,000 times a second interrupts earshot play once, the interruption ends, and the arbiter answers within 1 s throughout")
+    func statusFlipsAreThrottled() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        let flipping = try await FakePlayer(world, .flipsStatus)
+        let start = ContinuousClock.now
+        var slowest = 0.0
+        while ContinuousClock.now - start < .seconds(1) {
+            slowest = max(slowest, try await Self.arbiterRoundTrip(world))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await flipping.stopFlooding()
+        let flooded = ContinuousClock.now - start
+        try await music.waitForLine("the last interruption's end") { _ in
+            music.sessionLines.filter { $0.hasPrefix("session: interrupted") }.count
+                == music.sessionLines.filter { $0.hasPrefix("session: interruption ended") }.count
+        }
+        let interruptions = music.sessionLines.filter { $0.hasPrefix("session: interrupted") }.count
+        let windows = Int((Double(flooded.components.seconds) + Double(flooded.components.attoseconds) / 1e18) / 0.05) + 2
+        sessionReport("\(interruptions) interruptions in \(flooded) of flipping; slowest arbiter round trip \(slowest * 1000) ms")
+        #expect(interruptions == 1, "\(interruptions) interruptions in \(flooded) (at most \(windows) windows): \(music.lines)")
+        #expect(slowest < 1.0, "the arbiter took \(slowest) s to answer")
+        #expect(daemon.isRunning, "the daemon died: \(daemon.stderr)")
+        daemon.kill(SIGKILL)
+    }
 }

@@ -107,6 +107,9 @@ final class FakePlayer: Sendable {
         /// Answers, but sends 1,000 `PropertiesChanged` a second (metadata, and its
         /// unchanged status) from the start.
         case floods
+        /// Answers, and flips its status between Playing and Paused 1,000 times a second
+        /// from the start (ending Paused when stopped).
+        case flipsStatus
     }
 
     let connection: DBusConnection
@@ -132,7 +135,7 @@ final class FakePlayer: Sendable {
                 held.withLock { $0.append(call) }
                 Task { connection.close() }
                 throw DBusMethodCall.replyLater
-            case .floods:
+            case .floods, .flipsStatus:
                 return []
             }
         }
@@ -146,22 +149,37 @@ final class FakePlayer: Sendable {
         let root = DBusInterface("org.mpris.MediaPlayer2", properties: [DBusProperty("Identity", .string) { .string("Fake \(behaviour)") }])
         let object = try connection.export([root, player], at: "/org/mpris/MediaPlayer2")
         _ = try await connection.requestName("org.mpris.MediaPlayer2.fake\(behaviour.rawValue)")
-        if behaviour == .floods {
+        if behaviour == .floods || behaviour == .flipsStatus {
             let task = Task {
                 var n = 0
                 while !Task.isCancelled {
                     for _ in 0..<10 {
                         n += 1
+                        let status = behaviour == .flipsStatus && n % 2 == 0 ? "Paused" : "Playing"
                         try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: [
-                            "PlaybackStatus": .string("Playing"),
+                            "PlaybackStatus": .string(status),
                             "Metadata": .vardict(["xesam:title": .string("flood \(n)")]),
                         ])
                     }
                     try? await Task.sleep(for: .milliseconds(10))
                 }
+                if behaviour == .flipsStatus {
+                    try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: ["PlaybackStatus": .string("Paused")])
+                }
             }
             flooding.withLock { $0 = task }
         }
+    }
+
+    /// Stops the flood (a status-flipping player says Paused last).
+    func stopFlooding() async {
+        let task = flooding.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        await connection.flush()
     }
 
     deinit {

@@ -41,7 +41,7 @@ let package = Package(
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "Platform"]),
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
         // The command-line tool.

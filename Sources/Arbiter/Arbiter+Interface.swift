@@ -44,7 +44,10 @@ extension Arbiter {
                 DBusProperty(ArbiterProtocol.Property.sessions.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
                     .array(.dictionary(key: .string, value: .variant), self?.sessionsSummary() ?? [])
                 },
-                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.remoteTarget?.rawValue ?? "") },
+                DBusProperty(ArbiterProtocol.Property.others.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
+                    .array(.dictionary(key: .string, value: .variant), self?.othersSummary() ?? [])
+                },
+                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.target?.busName ?? "") },
                 DBusProperty(ArbiterProtocol.Property.screenLocked.rawValue, .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
             ],
             signals: [
@@ -155,6 +158,13 @@ extension Arbiter {
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
         restorePending(interruptedBy: id)
+        // Its connection and process are Earshot's for as long as the connection is on the
+        // bus: when it unregisters (at exit, before its MPRIS name and stream go), they
+        // must not turn into another app's, which would pause or interrupt sessions.
+        state.withLock { s in
+            if pid > 0 || s.earshotPeers[id.rawValue] == nil { s.earshotPeers[id.rawValue] = pid }
+        }
+        reconcileOthers()  // its process's players and streams are no longer another app's
         return situation(of: id)
     }
 
@@ -167,8 +177,35 @@ extension Arbiter {
             ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue: .boolean(policy.secondaryAudioShouldBeSilencedHint(for: id)),
             ArbiterProtocol.SituationKey.interrupted.rawValue: .boolean(session?.isInterrupted ?? false),
             ArbiterProtocol.SituationKey.duckGain.rawValue: .double(session?.isDucked == true ? Double(policy.configuration.duckGain) : 1),
-            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.remoteTarget?.rawValue ?? ""),
+            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.target?.busName ?? ""),
         ])
+    }
+
+    /// One dictionary per other app's player, and per process sounding without one, for
+    /// `earshot status`; the most recent sounder first.
+    func othersSummary() -> [DBusValue] {
+        let (policy, observed) = state.withLock { ($0.policy, $0.players) }
+        typealias Key = ArbiterProtocol.OtherKey
+        var rows: [(tick: UInt64, player: String, value: DBusValue)] = []
+        func row(player: String, pid: Int64, status: String, pausedBy: SessionID?) -> (UInt64, String, DBusValue) {
+            let sound = policy.foreignSounds[pid]
+            let tick = sound?.lastSoundTick ?? 0
+            let app = observed[player]?.names.min().map { String($0.dropFirst(Arbiter.mprisPrefix.count)) } ?? ""
+            return (tick, player, .vardict([
+                Key.player.rawValue: .string(player), Key.app.rawValue: .string(app), Key.pid.rawValue: .int64(pid), Key.status.rawValue: .string(status),
+                Key.sounding.rawValue: .boolean(sound?.isSounding ?? false), Key.lastSound.rawValue: .uint64(tick),
+                Key.pausedBy.rawValue: .string(pausedBy?.rawValue ?? ""),
+                Key.target.rawValue: .boolean(!player.isEmpty && policy.target == .foreign(player: player)),
+            ]))
+        }
+        for player in policy.foreignPlayers.values {
+            rows.append(row(player: player.id, pid: player.pid, status: player.status.rawValue, pausedBy: player.pausedBy))
+        }
+        let withPlayers = Set(policy.foreignPlayers.values.map(\.pid))
+        for sound in policy.foreignSounds.values where sound.isSounding && !withPlayers.contains(sound.pid) {
+            rows.append(row(player: "", pid: sound.pid, status: "", pausedBy: nil))
+        }
+        return rows.sorted { ($0.tick, $1.player) > ($1.tick, $0.player) }.map(\.value)
     }
 
     /// One dictionary per session, for `earshot status`; the most recent sounder first.
@@ -189,7 +226,7 @@ extension Arbiter {
                     ArbiterProtocol.SessionKey.ducked.rawValue: .boolean(session.isDucked),
                     ArbiterProtocol.SessionKey.lastSound.rawValue: .uint64(session.lastSoundTick ?? 0),
                     ArbiterProtocol.SessionKey.eligible.rawValue: .boolean(session.isEligibleRemoteTarget),
-                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.remoteTarget == session.id),
+                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.target == .session(session.id)),
                 ])
             }
     }

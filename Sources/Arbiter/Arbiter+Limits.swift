@@ -64,8 +64,11 @@ extension Arbiter {
             s.processes[id] = nil
             s.registering.remove(id)
             s.forgetPendingRestorations(of: id)
+            s.earshotPeers[id.rawValue] = nil
+            if !s.othersReady { s.departed.insert(id.rawValue) }
         }
         if wasSession { announceRoom() }
+        reconcileOthers()
     }
 
     /// A session went: if a registration was refused for lack of room since the last

@@ -22,23 +22,28 @@ extension Arbiter {
                 try? object.emit(.otherAudioPlayingChanged, [.boolean(playing)], to: id)
             case let .secondaryAudioShouldBeSilenced(id, silenced):
                 try? object.emit(.secondaryAudioShouldBeSilencedChanged, [.boolean(silenced)], to: id)
-            case .remoteTargetChanged, .rejected:
+            case let .pauseForeign(player, stop):
+                command(foreign: player, stop ? "Stop" : "Pause")
+            case let .resumeForeign(player):
+                command(foreign: player, "Play")
+            case .remoteTargetChanged, .targetChanged, .rejected:
                 break  // the target is broadcast by announceChanges; rejections are error replies
             }
         }
     }
 
-    /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`.
+    /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`
+    /// and `Others`.
     func announceChanges(via object: DBusExportedObject) {
         let (target, locked, previous) = state.withLock { s in
-            let current = (s.policy.remoteTarget?.rawValue ?? "", s.policy.screenLocked)
+            let current = (s.policy.target?.busName ?? "", s.policy.screenLocked)
             defer { s.announced = current }
             return (current.0, current.1, s.announced)
         }
         var changed: [String: DBusValue] = [:]
         if previous?.target != target { changed[ArbiterProtocol.Property.target.rawValue] = .string(target) }
         if previous?.locked != locked { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(locked) }
-        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue])
+        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue, ArbiterProtocol.Property.others.rawValue])
     }
 }
 

@@ -17,8 +17,12 @@ import Glibc
 /// both whether the screen is locked when it starts (a host taking over while the screen
 /// is locked knows at once).
 ///
-/// Decisions for one session are unicast signals to it; `Target`, `Sessions` and
+/// Decisions for one session are unicast signals to it; `Target`, `Sessions`, `Others` and
 /// `ScreenLocked` changes are broadcast as `PropertiesChanged`.
+///
+/// It also follows the other apps (processes without an Earshot session): their MPRIS
+/// players and the sound server's playback streams (see `Arbiter+Others.swift`), and
+/// applies the policy's decisions to their players with asynchronous calls.
 public final class Arbiter: Sendable {
     public struct Configuration: Sendable {
         /// How long an interrupting session may stay silent before its interruptions end.
@@ -35,7 +39,42 @@ public final class Arbiter: Sendable {
         /// no registration can make the arbiter treat another session as an interrupter.
         public var reRegistrationWindow: Duration = .seconds(10)
         public var policy = SessionPolicy.Configuration()
+        /// What the arbiter does to other apps (``OthersPolicy``); `pause` by default, as iOS.
+        public var others: OthersPolicy = .pause
+        /// Which sound server to follow for other apps' streams.
+        public var soundServer: SoundServer = .standard
         public init() {}
+    }
+
+    /// How far the arbiter goes with other apps' audio (`earshot daemon --others`).
+    public enum OthersPolicy: String, Sendable, CaseIterable {
+        /// Pause their players when a non-mixable session activates, and resume them after.
+        case pause
+        /// Leave their players alone; duckOthers would lower their streams (not implemented
+        /// yet: today this acts as ``observe``).
+        case duck
+        /// Only watch: their sound still counts for the hints, the target and interruptions.
+        case observe
+    }
+
+    /// The sound server whose playback streams tell the arbiter who sounds.
+    public enum SoundServer: Sendable, Hashable {
+        /// None: other apps count only through MPRIS (as before the arbiter followed streams).
+        case none
+        /// libpulse's default (`PULSE_SERVER`, else the user's runtime directory): PulseAudio,
+        /// or PipeWire's pipewire-pulse.
+        case standard
+        /// A server address, such as `unix:/run/user/1000/pulse/native`.
+        case address(String)
+
+        /// The address to connect to ("" for the default), or `nil` for none.
+        var address: String? {
+            switch self {
+            case .none: nil
+            case .standard: ""
+            case .address(let address): address
+            }
+        }
     }
 
     public let connection: DBusConnection
@@ -70,6 +109,18 @@ public final class Arbiter: Sendable {
         /// Screen-saver names whose owner a `NameOwnerChanged` told (a `GetNameOwner`
         /// answer is older then).
         var screenSaverOwnersFollowed: Set<String> = []
+        /// Every MPRIS player on the bus, by the unique name owning its names.
+        var players: [String: ObservedPlayer] = [:]
+        /// The sound server's playback streams, by index.
+        var streams: [UInt32: PlaybackStream] = [:]
+        var streamWatcher: PlaybackStreamWatcher?
+        /// The connections queued for the arbiter's name when it started (Earshot sessions
+        /// about to register again), with their processes.
+        var earshotPeers: [String: Int64] = [:]
+        /// Connections that left before the queue was known.
+        var departed: Set<String> = []
+        /// Whether the queue is known: until then no other app is reported to the policy.
+        var othersReady = false
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -78,11 +129,14 @@ public final class Arbiter: Sendable {
     public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
         self.connection = connection
         self.configuration = configuration
-        state = Mutex(State(policy: SessionPolicy(configuration: configuration.policy)))
+        var policyConfiguration = configuration.policy
+        policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
+        state = Mutex(State(policy: SessionPolicy(configuration: policyConfiguration)))
         let object = try connection.export([interfaceDeclaration()], at: ArbiterName.path)
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
             guard let self else { return }
             if Arbiter.screenSavers.contains(where: { $0.name == change.name }) { self.screenSaverOwnerChanged(change) }
+            if change.name.hasPrefix(Arbiter.mprisPrefix) { self.mprisNameChanged(change.name, from: change.oldOwner, to: change.newOwner) }
             guard change.newOwner == nil, change.name.hasPrefix(":") else { return }
             self.connectionLeft(SessionID(change.name))
         }]
@@ -91,15 +145,18 @@ public final class Arbiter: Sendable {
             s.object = object
             s.subscriptions = subscriptions
         }
+        let others = startFollowingOthers()
+        state.withLock { $0.subscriptions += others }
         askScreenSaversWhetherLocked()
     }
 
     /// Stops serving: removes the object and the subscriptions.
     public func stop() {
-        let (object, subscriptions, timers) = state.withLock { s in
-            defer { (s.object, s.subscriptions, s.silenceTimers) = (nil, [], [:]) }
-            return (s.object, s.subscriptions, s.silenceTimers)
+        let (object, subscriptions, timers, watcher) = state.withLock { s in
+            defer { (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher) = (nil, [], [:], nil) }
+            return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher)
         }
+        watcher?.close()
         object?.unexport()
         subscriptions.forEach { $0.cancel() }
         timers.values.forEach { connection.cancelScheduled($0) }

@@ -46,6 +46,10 @@ public enum ArbiterProtocol {
         /// `aa{sv}`: one dictionary per session (``SessionKey``), the most recent sounder
         /// first; changes are announced by invalidation.
         case sessions = "Sessions"
+        /// `aa{sv}`: one dictionary per other app's player or sounding process
+        /// (``OtherKey``), the most recent sounder first; changes are announced by
+        /// invalidation.
+        case others = "Others"
         /// `s`: the unique name of the remote-control target, "" when none.
         case target = "Target"
         /// `b`: whether the screen is locked.
@@ -94,6 +98,26 @@ public enum ArbiterProtocol {
         /// `d`: the session's gain, below 1 when ducked.
         case duckGain
         /// `s`: the unique name of the remote-control target, "" when none.
+        case target
+    }
+
+    /// The keys of each dictionary in the `Others` property.
+    public enum OtherKey: String, CaseIterable, Sendable {
+        /// `s`: the unique name owning the player's MPRIS name; "" for a process without one.
+        case player
+        /// `s`: its MPRIS name without `org.mpris.MediaPlayer2.` ("mpv"); "" without one.
+        case app
+        /// `x`: its process.
+        case pid
+        /// `s`: its `PlaybackStatus`; "" without a player.
+        case status
+        /// `b`: whether a playback stream of it runs (not corked, not an event sound).
+        case sounding
+        /// `t`: when it last started sounding (higher is more recent; 0 never).
+        case lastSound
+        /// `s`: the session whose activation paused it, "" when none.
+        case pausedBy
+        /// `b`: whether it is the remote-control target.
         case target
     }
 

@@ -73,13 +73,17 @@ public enum WireFormat {
         "a value of type “\(value.type.signature)”"
     }
 
-    /// `(reason, by)`: the reason's name and the interrupting session ("" if none).
+    /// `(reason, by)`: the reason's name and the interrupting session ("" if none, and for
+    /// another app).
     public static func encode(_ reason: InterruptionReason) -> (String, String) {
         switch reason {
         case .sessionActivated(let id): ("sessionActivated", id.rawValue)
         case .screenLocked: ("screenLocked", "")
         case .silentMode: ("silentMode", "")
         case .routeDisconnected: ("routeDisconnected", "")
+        // No `by`: a client would name it as its interrupter when it registers again, and
+        // another app never registers.
+        case .otherApp: ("otherApp", "")
         }
     }
 
@@ -89,6 +93,7 @@ public enum WireFormat {
         case "screenLocked": .screenLocked
         case "silentMode": .silentMode
         case "routeDisconnected": .routeDisconnected
+        case "otherApp": .otherApp(player: by)
         default: nil
         }
     }

@@ -74,7 +74,7 @@ extension AudioSession {
     }
 
     private func host(on connection: DBusConnection) {
-        let arbiter = try? Arbiter(connection: connection)
+        let arbiter = try? Arbiter(connection: connection, configuration: .user())
         state.withLock { $0.hosted = arbiter }
     }
 

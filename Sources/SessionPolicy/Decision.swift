@@ -4,7 +4,7 @@ extension SessionPolicy {
     /// ``SessionPolicy/apply(_:)`` returns them in a fixed order: a rejection alone;
     /// otherwise the interruption decisions in the order the rules produced them, then
     /// `duck`/`unduck`, then `otherAudioPlaying`, then `secondaryAudioShouldBeSilenced`
-    /// (each of those by ``SessionID``), then `remoteTargetChanged`. Decisions never
+    /// (each of those by ``SessionID``), then `remoteTargetChanged`, then `targetChanged`. Decisions never
     /// name a session that is not registered after the event, except `rejected`.
     public enum Decision: Sendable, Hashable {
         /// The arbiter deactivated the session: it stayed silent past the silence timeout
@@ -28,6 +28,15 @@ extension SessionPolicy {
         case secondaryAudioShouldBeSilenced(SessionID, Bool)
         /// The global remote-control target changed; `nil` when no session is one.
         case remoteTargetChanged(SessionID?)
+        /// Pause another app's player (`Stop` when `stop`, for a player that cannot
+        /// pause): a non-mixable session activated. Comes with the interruption decisions.
+        case pauseForeign(player: String, stop: Bool)
+        /// Play another app's player again: the session that paused it deactivated with
+        /// notifyOthersOnDeactivation or vanished, and nobody touched the player since.
+        case resumeForeign(player: String)
+        /// The target across all apps (``SessionPolicy/target``) changed; after
+        /// `remoteTargetChanged`.
+        case targetChanged(RemoteTarget?)
         /// The event was not applied and nothing changed.
         case rejected(SessionID, reason: Rejection)
 
@@ -38,7 +47,7 @@ extension SessionPolicy {
             case let .deactivated(id), let .interruptionBegan(id, _), let .interruptionEnded(id, _), let .duck(id, _), let .unduck(id),
                  let .otherAudioPlaying(id, _), let .secondaryAudioShouldBeSilenced(id, _), let .rejected(id, _):
                 id
-            case .remoteTargetChanged:
+            case .remoteTargetChanged, .pauseForeign, .resumeForeign, .targetChanged:
                 nil
             }
         }

@@ -41,6 +41,18 @@ extension SessionPolicy {
         /// interrupter had deactivated with `notifyOthersOnDeactivation` or the screen had
         /// been unlocked.
         case restoreInterruption(SessionID, reason: InterruptionReason, wasPlaying: Bool)
+        /// Another app's MPRIS player appeared, or said something new (its
+        /// `PlaybackStatus` or `CanPause`). `player` is the unique name owning its MPRIS
+        /// name; `pid` its process (which has no Earshot session).
+        case foreignPlayer(player: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool)
+        /// Another app's player left the bus.
+        case foreignPlayerVanished(player: String)
+        /// Another app's process started or stopped sounding (a playback stream running,
+        /// not corked, not an event sound), as the sound server says.
+        case foreignSound(pid: Int64, sounding: Bool, tick: UInt64)
+        /// Another app's process is gone, or turned out to be an Earshot process: its
+        /// sound and its players are forgotten.
+        case foreignProcessVanished(pid: Int64)
 
         /// The session the event is about; `nil` for system events.
         public var sessionID: SessionID? {
@@ -50,7 +62,8 @@ extension SessionPolicy {
                  let .soundStopped(id, _), let .remoteCommandsChanged(id, _), let .silenceTimeout(id),
                  let .restoreInterruption(id, _, _):
                 id
-            case .screenLockChanged, .silentModeChanged:
+            case .screenLockChanged, .silentModeChanged, .foreignPlayer, .foreignPlayerVanished, .foreignSound,
+                 .foreignProcessVanished:
                 nil
             }
         }

@@ -16,6 +16,10 @@ public enum InterruptionReason: Sendable, Hashable {
     /// unplugged). This interruption begins and ends in the same step, with
     /// `shouldResume` false: pause, and stay paused.
     case routeDisconnected
+    /// Another app's player (the unique name owning its MPRIS name) started playing. It
+    /// ends, without `shouldResume`, when that player stops playing or leaves: another
+    /// app cannot say notifyOthersOnDeactivation.
+    case otherApp(player: String)
 
     /// The session that caused the interruption, if another session did.
     public var interrupter: SessionID? {

@@ -11,6 +11,7 @@ extension SessionPolicy {
         var decisions = [endOwnInterruption(id)].compactMap { $0 }
         sessions[id]?.isActive = true
         decisions += interruptOthers(for: id)
+        decisions += pauseForeignPlayers(for: id)
         return decisions
     }
 
@@ -24,6 +25,7 @@ extension SessionPolicy {
         sessions[id]?.isProducingSound = false
         sessions[id]?.isResuming = false
         return liftInterruptions(causedBy: id, resume: notifyOthers ? .ifWasPlaying : .never)
+            + releaseForeignPlayers(of: id, resume: notifyOthers)
     }
 
     /// `setCategory`: the options are replaced, and everything the category decides is
@@ -38,6 +40,7 @@ extension SessionPolicy {
         decisions += liftInterruptionsNoLongerSuffered(by: id)
         if sessions[id]?.isActive == true {
             decisions += interruptOthers(for: id)
+            decisions += pauseForeignPlayers(for: id)
         }
         return decisions
     }
@@ -53,7 +56,7 @@ extension SessionPolicy {
         sessions[id]?.isActive = false
         sessions[id]?.isResuming = false
         let told: [Decision] = session.isActive ? [.deactivated(id)] : []
-        return told + liftInterruptions(causedBy: id, resume: .ifWasPlaying)
+        return told + liftInterruptions(causedBy: id, resume: .ifWasPlaying) + releaseForeignPlayers(of: id, resume: true)
     }
 
     /// The active sessions `id` interrupts, interrupted.

@@ -1,15 +1,20 @@
 extension SessionPolicy {
     /// `AVAudioSession.isOtherAudioPlaying` for session `id`: some other session is
     /// producing sound (and so is not interrupted).
+    /// Another app's sound counts too (event sounds never reach the policy).
     public func otherAudioPlaying(for id: SessionID) -> Bool {
-        sessions.values.contains { $0.id != id && $0.isProducingSound && !$0.isInterrupted }
+        sessions.values.contains { $0.id != id && $0.isProducingSound && !$0.isInterrupted } || isForeignAudioPlaying
     }
+
+    /// Whether another app's process is sounding.
+    public var isForeignAudioPlaying: Bool { foreignSounds.values.contains(where: \.isSounding) }
 
     /// `AVAudioSession.secondaryAudioShouldBeSilencedHint` for session `id`: some other
     /// non-mixable session is producing sound, that is another app's primary audio, so
     /// a game should mute its soundtrack.
+    /// Another app's sound counts as primary audio: the policy cannot know it mixes.
     public func secondaryAudioShouldBeSilencedHint(for id: SessionID) -> Bool {
-        sessions.values.contains { $0.id != id && $0.isProducingSound && !$0.isMixable }
+        sessions.values.contains { $0.id != id && $0.isProducingSound && !$0.isMixable } || isForeignAudioPlaying
     }
 
     /// The hints that changed, for every registered session. A new session's hints

@@ -11,7 +11,7 @@ extension SessionPolicy {
     /// No decision names the vanished session itself: nobody is left to receive it.
     mutating func vanish(_ id: SessionID) -> [Decision] {
         sessions[id] = nil
-        return liftInterruptions(causedBy: id, resume: .ifWasPlaying)
+        return liftInterruptions(causedBy: id, resume: .ifWasPlaying) + releaseForeignPlayers(of: id, resume: true)
     }
 
     mutating func setRemoteCommandsEnabled(_ id: SessionID, _ enabled: Bool) -> [Decision] {

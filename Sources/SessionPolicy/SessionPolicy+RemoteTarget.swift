@@ -16,6 +16,31 @@ extension SessionPolicy {
 
     mutating func refreshRemoteTarget() {
         remoteTarget = computeRemoteTarget()
+        target = computeTarget()
+    }
+
+    /// The target across all apps: of the Earshot target and the other apps' processes
+    /// that have a player, the one that last started sounding. Another app counts only by
+    /// its sound (the sound server's word), never by what its player says, so a silent
+    /// player that toggles its status or metadata never takes the keys.
+    func computeTarget() -> RemoteTarget? {
+        var best: (tick: UInt64, sequence: UInt64, target: RemoteTarget)?
+        if let id = remoteTarget, let session = sessions[id], let tick = session.lastSoundTick {
+            best = (tick, session.soundSequence, .session(id))
+        }
+        for sound in foreignSounds.values {
+            guard let tick = sound.lastSoundTick, let player = foreignPlayer(of: sound.pid) else { continue }
+            if best.map({ ($0.tick, $0.sequence) < (tick, sound.soundSequence) }) ?? true {
+                best = (tick, sound.soundSequence, .foreign(player: player))
+            }
+        }
+        return best?.target
+    }
+
+    /// A process's player: the playing one if any, else the first by name.
+    func foreignPlayer(of pid: Int64) -> String? {
+        let players = foreignPlayers.values.filter { $0.pid == pid }
+        return (players.filter { $0.status == .playing }.map(\.id).min()) ?? players.map(\.id).min()
     }
 
     /// `remoteTargetChanged` when the target differs from `before`'s.

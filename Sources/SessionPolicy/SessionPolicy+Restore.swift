@@ -30,6 +30,8 @@ extension SessionPolicy {
             return silencingCauses.contains(reason) && session.category.isSilencedByScreenLockAndSilentMode
         case .routeDisconnected:
             return false  // it ends as soon as it begins
+        case .otherApp(let player):
+            return foreignPlayers[player]?.status == .playing && !session.isMixable
         }
     }
 }

@@ -36,16 +36,30 @@
 /// - **Hints.** ``otherAudioPlaying(for:)`` and
 ///   ``secondaryAudioShouldBeSilencedHint(for:)``, sent whenever they change.
 /// - **Remote-control target.** The eligible session that last started producing
-///   sound (``remoteTarget``).
+///   sound (``remoteTarget``); across all apps, the session or other app's player whose
+///   process last started sounding (``target``).
+/// - **Other apps.** The arbiter reports other apps' MPRIS players and sound
+///   (``Event/foreignPlayer(player:pid:status:canPause:)``,
+///   ``Event/foreignSound(pid:sounding:tick:)``). A non-mixable session's activation
+///   pauses their playing players (``Decision/pauseForeign(player:stop:)``); its
+///   deactivation with notifyOthers, or its vanishing, resumes those still as it left
+///   them (``Decision/resumeForeign(player:)``). A player that starts playing interrupts
+///   the active non-mixable sessions (``InterruptionReason/otherApp(player:)``), ended
+///   without `shouldResume` when it stops. Other apps' sound counts in the hints.
 public struct SessionPolicy: Sendable, Equatable {
     /// Tunable values.
     public struct Configuration: Sendable, Hashable {
         /// The linear gain of a ducked session; 0.3 is about −10.5 dB, close to what
         /// iOS applies. Values outside 0…1 are clamped; NaN means the default.
         public var duckGain: Float
+        /// Whether a non-mixable session's activation pauses other apps' playing players
+        /// (and resumes them after), as iOS pauses the Music app. When false the policy
+        /// only observes other apps: their sound still counts and still interrupts.
+        public var pausesOthers: Bool
 
-        public init(duckGain: Float = 0.3) {
+        public init(duckGain: Float = 0.3, pausesOthers: Bool = true) {
             self.duckGain = duckGain.isNaN ? 0.3 : min(max(duckGain, 0), 1)
+            self.pausesOthers = pausesOthers
         }
     }
 
@@ -59,6 +73,13 @@ public struct SessionPolicy: Sendable, Equatable {
     public internal(set) var silentMode = false
     /// The session that receives remote-control commands (media keys), if any.
     public internal(set) var remoteTarget: SessionID?
+    /// Other apps' MPRIS players, by the unique name owning the player's name.
+    public internal(set) var foreignPlayers: [String: ForeignPlayer] = [:]
+    /// Other apps' sound, by process.
+    public internal(set) var foreignSounds: [Int64: ForeignSound] = [:]
+    /// The media-key target across all apps: the player whose process last started
+    /// sounding, an Earshot session (``remoteTarget``) or another app's player.
+    public internal(set) var target: RemoteTarget?
     /// Counts sound starts, to order equal ticks by arrival.
     var soundStarts: UInt64 = 0
 
@@ -114,6 +135,7 @@ public struct SessionPolicy: Sendable, Equatable {
         decisions += duckingChanges(since: before)
         decisions += hintChanges(since: before)
         decisions += remoteTargetChange(since: before)
+        if target != before.target { decisions.append(.targetChanged(target)) }
         return decisions
     }
 
@@ -143,6 +165,14 @@ public struct SessionPolicy: Sendable, Equatable {
             restoreInterruption(id, reason: reason, wasPlaying: wasPlaying)
         case let .silenceTimeout(id):
             silenceTimedOut(id)
+        case let .foreignPlayer(player, pid, status, canPause):
+            updateForeignPlayer(player, pid: pid, status: status, canPause: canPause)
+        case let .foreignPlayerVanished(player):
+            removeForeignPlayer(player)
+        case let .foreignSound(pid, sounding, tick):
+            foreignSound(pid, sounding: sounding, tick: tick)
+        case let .foreignProcessVanished(pid):
+            removeForeignProcess(pid)
         }
     }
 

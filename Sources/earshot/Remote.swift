@@ -86,7 +86,13 @@ struct Remote: AsyncParsableCommand {
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the audio sessions, who plays, who is interrupted or ducked, and the target.",
-        discussion: "With --follow, prints the table again whenever it changes, until interrupted."
+        discussion: """
+            Then, if any, the other apps the arbiter follows (processes without an Earshot \
+            session): each MPRIS player (its unique name, app, process, PlaybackStatus) and \
+            each process sounding without one, marked target, sounding, or paused by the \
+            session whose activation paused it. With --follow, prints the tables again \
+            whenever they change, until interrupted.
+            """
     )
 
     @OptionGroup var busOptions: BusOptions
@@ -139,10 +145,28 @@ struct Status: AsyncParsableCommand {
             if session[ArbiterProtocol.SessionKey.interrupted.rawValue]?.bool == true { state.append("interrupted") }
             if session[ArbiterProtocol.SessionKey.ducked.rawValue]?.bool == true { state.append("ducked") }
             let options = session[ArbiterProtocol.SessionKey.options.rawValue]?.stringArray?.joined(separator: ",") ?? ""
-            func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
             say(pad(session[ArbiterProtocol.SessionKey.id.rawValue]?.string ?? "?", 10) + pad(session[ArbiterProtocol.SessionKey.app.rawValue]?.string ?? "?", 18) + pad(session[ArbiterProtocol.SessionKey.category.rawValue]?.string ?? "?", 16)
                 + pad(options.isEmpty ? "-" : options, 16) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
         }
+        let others = all[ArbiterProtocol.Property.others.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
+        guard !others.isEmpty else { return }
+        typealias Key = ArbiterProtocol.OtherKey
+        say("OTHER     APP               PID       STATUS    STATE")
+        for other in others {
+            var state: [String] = []
+            if other[Key.target.rawValue]?.bool == true { state.append("target") }
+            if other[Key.sounding.rawValue]?.bool == true { state.append("sounding") }
+            if let by = other[Key.pausedBy.rawValue]?.string, !by.isEmpty { state.append("paused by \(by)") }
+            let player = other[Key.player.rawValue]?.string ?? ""
+            let app = TerminalText.escaped(other[Key.app.rawValue]?.string ?? "")
+            let status = other[Key.status.rawValue]?.string ?? ""
+            say(pad(player.isEmpty ? "-" : player, 10) + pad(app.isEmpty ? "-" : app, 18) + pad(String(other[Key.pid.rawValue]?.int64 ?? -1), 10)
+                + pad(status.isEmpty ? "-" : status, 10) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
+        }
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
 }
 
@@ -157,6 +181,17 @@ struct Daemon: AsyncParsableCommand {
             or the systemd user unit (packaging/earshot-arbiter.service). Runs until SIGINT \
             or SIGTERM.
 
+            Other apps: the arbiter follows every MPRIS player on the bus and the sound \
+            server's playback streams. With --others pause (the default, as iOS), a \
+            non-mixable session that activates pauses the other apps' playing players and \
+            resumes them when it deactivates with notifyOthersOnDeactivation or ends, unless \
+            the user touched them meanwhile; duck leaves their players alone (lowering \
+            their streams for duckOthers is not implemented yet, so today it acts as \
+            observe); observe only watches. In all three, other apps' sound counts for isOtherAudioPlaying and the \
+            remote target, and another app's player starting interrupts non-mixable sessions. \
+            An Earshot process hosting the arbiter reads the same setting from \
+            $XDG_CONFIG_HOME/earshot/arbiter.conf (a line such as: others = observe).
+
             EXIT STATUS: 0 after SIGINT or SIGTERM; 1 when the bus cannot be reached or goes \
             away (the message names the bus), so that a service manager restarts it.
             """
@@ -164,12 +199,24 @@ struct Daemon: AsyncParsableCommand {
 
     @OptionGroup var busOptions: BusOptions
 
+    @Option(help: ArgumentHelp("What to do to other apps' audio: pause, duck or observe (default: the config file's, else pause).",
+                               valueName: "MODE"))
+    var others: String?
+
+    func validate() throws {
+        if let others, Arbiter.OthersPolicy(rawValue: others) == nil {
+            throw ValidationError("--others must be pause, duck or observe, not “\(TerminalText.escaped(others))”")
+        }
+    }
+
     func run() async throws {
         let connection: DBusConnection
         let arbiter: Arbiter
         do {
             connection = try DBusConnection(busOptions.bus)
-            arbiter = try Arbiter(connection: connection)
+            var configuration = Arbiter.Configuration.user()
+            if let others, let mode = Arbiter.OthersPolicy(rawValue: others) { configuration.others = mode }
+            arbiter = try Arbiter(connection: connection, configuration: configuration)
             let reply = try await connection.requestName(ArbiterName.bus, flags: [.replaceExisting])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
                 fail("earshot daemon: another arbiter owns \(ArbiterName.bus) and does not allow replacement")

@@ -94,7 +94,8 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         guard lines.count >= 2, lines[1].hasPrefix("SESSION") else {
             throw TestFailure("no header line in earshot status: “\(text)”")
         }
-        rows = try lines.dropFirst(2).map { line in
+        // The sessions' rows end where the other apps' table begins.
+        rows = try lines.dropFirst(2).prefix { !$0.hasPrefix("OTHER ") }.map { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard fields.count >= 5 else { throw TestFailure("unexpected earshot status row: “\(line)”") }
             let state = fields[4...].joined(separator: " ").split(separator: ",").map {
@@ -120,7 +121,8 @@ final class SessionWorld: Sendable {
     /// For the processes of the test: the server's environment (`PULSE_SERVER`,
     /// `XDG_RUNTIME_DIR`, …) with the bus's `DBUS_SESSION_BUS_ADDRESS`.
     let environment: [String: String]
-    /// `pacat` writing zeros to the default sink, so that the null sink does not sleep in
+    /// `pacat` writing zeros to the default sink (as an event stream, which never counts as
+    /// another app's audio), so that the null sink does not sleep in
     /// 2 s blocks and a stream that starts sounds at once. Not needed when a capture starts
     /// before the players (`Capture.start()` wakes the sink and its recording keeps it awake).
     private let keepAwake: Child?
@@ -137,7 +139,9 @@ final class SessionWorld: Sendable {
             environment["NO_COLOR"] = "1"
             self.environment = environment
             self.keepAwake = keepAwake
-                ? try Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=48000",
+                // An event stream: the arbiter, which follows other apps' streams, never
+                // counts it as another app playing.
+                ? try Child("pacat", ["--playback", "--latency-msec=10", "--property=media.role=event", "--format=float32le", "--rate=48000",
                                       "--channels=2", "--raw", "/dev/zero"], environment: environment)
                 : nil
             client = try DBusConnection(.address(bus.address))

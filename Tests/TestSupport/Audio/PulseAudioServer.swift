@@ -186,9 +186,10 @@ public final class PulseAudioServer: Sendable {
                 unsetenv("PULSE_SOURCE")
                 // An idle null sink sleeps in 2 s blocks, so a stream that starts (the engine
                 // stops its stream between sounds) could stall that long; a silent
-                // low-latency stream keeps the sink awake for the whole test process.
+                // low-latency stream keeps the sink awake for the whole test process. It is
+                // an event stream, which the arbiter never counts as another app's audio.
                 sharedKeepAlive.withLock {
-                    $0 = try? Child("pacat", ["--playback", "--latency-msec=10", "--format=float32le", "--rate=\(created.sampleRate)",
+                    $0 = try? Child("pacat", ["--playback", "--latency-msec=10", "--property=media.role=event", "--format=float32le", "--rate=\(created.sampleRate)",
                                               "--channels=\(created.channels)", "--raw", "/dev/zero"], environment: created.environment)
                 }
                 server = created

@@ -1,0 +1,284 @@
+import DBus
+import SessionPolicy
+
+/// What one MPRIS player of the bus said, before the arbiter knows whether it is foreign.
+struct ObservedPlayer: Sendable {
+    /// Its `org.mpris.MediaPlayer2.*` names.
+    var names: Set<String>
+    /// Counts its `PropertiesChanged`, so that an older answer to `Get` is not taken over
+    /// a newer signal.
+    var signals: UInt64 = 0
+    /// When a status change of it last reached the policy, and whether a later one waits
+    /// for the end of the throttle window (a player flipping its status a thousand times a
+    /// second would otherwise interrupt and release sessions as often).
+    var lastApplied: UInt64 = 0
+    var throttled = false
+    /// Its process, once the bus said (-1: the bus could not say).
+    var pid: Int64?
+    /// Its `PlaybackStatus`, once it said (by `GetAll` or `PropertiesChanged`).
+    var status: ForeignPlaybackStatus?
+    var canPause = true
+}
+
+/// The other apps: every MPRIS player on the bus (`NameOwnerChanged`, `PropertiesChanged`)
+/// and every playback stream of the sound server (``PlaybackStreamWatcher``). What they
+/// say is kept as observed; ``reconcileOthers()`` tells the policy about the ones whose
+/// process has no Earshot session (foreign), and the policy's decisions go back to the
+/// players as asynchronous MPRIS calls with a timeout. Nothing here waits on another
+/// process on the bus thread: a player that never answers only delays its own entry.
+extension Arbiter {
+    static let mprisPrefix = "org.mpris.MediaPlayer2."
+    static let mprisPath: ObjectPath = "/org/mpris/MediaPlayer2"
+    static let mprisPlayerInterface = "org.mpris.MediaPlayer2.Player"
+
+    /// Subscribes to the players' `PropertiesChanged`, lists the players already on the bus,
+    /// and starts following the sound server (unless configured not to).
+    func startFollowingOthers() -> [SignalSubscription] {
+        let rule = MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged",
+                             path: Arbiter.mprisPath, arg0: Arbiter.mprisPlayerInterface)
+        let subscription = connection.subscribeNow(rule) { [weak self] message in
+            self?.playerPropertiesChanged(message)
+        }
+        listEarshotPeers()
+        listPlayers()
+        if let server = configuration.soundServer.address {
+            let connection = self.connection
+            let watcher = PlaybackStreamWatcher(server: server.isEmpty ? nil : server) { [weak self] streams in
+                _ = connection.schedule(after: .zero) { [weak self] in self?.streamsChanged(streams) }
+            }
+            if let watcher, watcher.start() { state.withLock { $0.streamWatcher = watcher } }
+        }
+        return [subscription]
+    }
+
+    /// Every Earshot process that opens its audio session queues for the arbiter's name. When
+    /// an arbiter starts (a host change, or the daemon taking over), the queued connections
+    /// are about to register again: until they have, their players and streams must not
+    /// look like other apps' (their own session would pause them). So other apps count only
+    /// once the queue is known, and the queued connections and their processes never do.
+    private func listEarshotPeers() {
+        let connection = self.connection
+        Task { [weak self] in
+            let queued = (try? await connection.call(
+                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                method: "ListQueuedOwners", [.string(ArbiterName.bus)], timeout: Arbiter.foreignCallTimeout).first?.stringArray) ?? []
+            var peers: [String: Int64] = [:]
+            for name in queued {
+                peers[name] = (try? await connection.call(
+                    destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                    method: "GetConnectionUnixProcessID", [.string(name)], timeout: Arbiter.foreignCallTimeout).first?.int64) ?? -1
+            }
+            _ = connection.schedule(after: .zero) { [weak self, peers] in
+                guard let self else { return }
+                self.state.withLock { s in
+                    // A peer that left while the bus answered is gone for good.
+                    s.earshotPeers.merge(peers) { registered, _ in registered }
+                    for gone in s.departed { s.earshotPeers[gone] = nil }
+                    s.departed = []
+                    s.othersReady = true
+                }
+                self.reconcileOthers()
+            }
+        }
+    }
+
+    /// The players on the bus when the arbiter starts.
+    private func listPlayers() {
+        let connection = self.connection
+        Task { [weak self] in
+            guard let names = try? await connection.call(
+                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                method: "ListNames", [], timeout: Arbiter.foreignCallTimeout).first?.stringArray else { return }
+            for name in names where name.hasPrefix(Arbiter.mprisPrefix) {
+                guard let owner = try? await connection.nameOwner(name) else { continue }
+                _ = connection.schedule(after: .zero) { [weak self] in
+                    self?.mprisNameChanged(name, from: nil, to: owner)
+                }
+            }
+        }
+    }
+
+    /// How long the arbiter waits for another app's player (or the bus about it).
+    static let foreignCallTimeout: Duration = .seconds(2)
+
+    /// `NameOwnerChanged` of an `org.mpris.MediaPlayer2.*` name (bus thread).
+    func mprisNameChanged(_ name: String, from oldOwner: String?, to newOwner: String?) {
+        guard name.hasPrefix(Arbiter.mprisPrefix) else { return }
+        let introspect = state.withLock { s -> String? in
+            if let old = oldOwner, var player = s.players[old] {
+                player.names.remove(name)
+                s.players[old] = player.names.isEmpty ? nil : player
+            }
+            guard let new = newOwner else { return nil }
+            if s.players[new] != nil {
+                s.players[new]?.names.insert(name)
+                return nil
+            }
+            s.players[new] = ObservedPlayer(names: [name])
+            return new
+        }
+        if let introspect { introspectPlayer(introspect) }
+        reconcileOthers()
+    }
+
+    /// Asks the bus for the player's process and the player for its state, without waiting.
+    private func introspectPlayer(_ owner: String) {
+        let connection = self.connection
+        Task { [weak self] in
+            let pid = try? await connection.call(
+                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                method: "GetConnectionUnixProcessID", [.string(owner)], timeout: Arbiter.foreignCallTimeout).first?.int64
+            let all = try? await connection.call(
+                destination: owner, path: Arbiter.mprisPath, interface: StandardInterface.properties,
+                method: "GetAll", [.string(Arbiter.mprisPlayerInterface)], timeout: Arbiter.foreignCallTimeout
+            ).first?.stringKeyedDictionary
+            _ = connection.schedule(after: .zero) { [weak self] in
+                guard let self else { return }
+                let known = self.state.withLock { s -> Bool in
+                    guard var player = s.players[owner] else { return false }
+                    player.pid = pid ?? -1
+                    // A PropertiesChanged that came meanwhile is newer than this answer.
+                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) { player.status = status }
+                    if let canPause = all?["CanPause"]?.unwrapped.bool { player.canPause = canPause }
+                    s.players[owner] = player
+                    return true
+                }
+                if known { self.reconcileOthers() }
+            }
+        }
+    }
+
+    private static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
+        value?.unwrapped.string.flatMap(ForeignPlaybackStatus.init(rawValue:))
+    }
+
+    /// A player's `PropertiesChanged` (bus thread). Only a player the arbiter follows counts,
+    /// and only a change of `PlaybackStatus` or `CanPause` reaches the policy: a flood of
+    /// metadata costs a dictionary lookup each.
+    private func playerPropertiesChanged(_ message: DBusMessage) {
+        guard let sender = message.sender, let args = try? message.arguments(), args.count >= 2,
+              args[0].string == Arbiter.mprisPlayerInterface, let changed = args[1].stringKeyedDictionary else { return }
+        let status = Arbiter.status(changed["PlaybackStatus"])
+        let canPause = changed["CanPause"]?.unwrapped.bool
+        guard status != nil || canPause != nil else { return }
+        let differs = state.withLock { s -> Bool in
+            guard var player = s.players[sender] else { return false }
+            let before = (player.status, player.canPause)
+            if let status { player.status = status }
+            if let canPause { player.canPause = canPause }
+            player.signals &+= 1
+            s.players[sender] = player
+            return before != (player.status, player.canPause)
+        }
+        if differs { throttledReconcile(for: sender) }
+    }
+
+    /// At most one status change of a player reaches the policy per ``statusThrottle``: the
+    /// first at once, the last of a burst at the end of the window.
+    static let statusThrottle: Duration = .milliseconds(50)
+
+    private func throttledReconcile(for player: String) {
+        let now = monotonicTicks()
+        let window = UInt64(Arbiter.statusThrottle.components.attoseconds / 1_000_000_000)
+        let wait = state.withLock { s -> UInt64?? in
+            guard var observed = s.players[player] else { return nil }
+            if now >= observed.lastApplied + window {
+                observed.lastApplied = now
+                s.players[player] = observed
+                return .some(nil)  // at once
+            }
+            if observed.throttled { return nil }  // the pending reconcile will see it
+            observed.throttled = true
+            s.players[player] = observed
+            return .some(observed.lastApplied + window - now)
+        }
+        guard let wait else { return }
+        guard let delay = wait else {
+            reconcileOthers()
+            return
+        }
+        _ = connection.schedule(after: .nanoseconds(Int64(delay))) { [weak self] in
+            guard let self else { return }
+            self.state.withLock { s in
+                s.players[player]?.throttled = false
+                s.players[player]?.lastApplied = monotonicTicks()
+            }
+            self.reconcileOthers()
+        }
+    }
+
+    /// The sound server's streams changed (bus thread).
+    func streamsChanged(_ streams: [UInt32: PlaybackStream]) {
+        state.withLock { $0.streams = streams }
+        reconcileOthers()
+    }
+
+    /// Brings the policy's view of other apps in line with what was observed: players and
+    /// sound of processes without an Earshot session (nor owned by a session's connection).
+    func reconcileOthers() {
+        let (ready, policy, players, streams, processes, peers) = state.withLock {
+            ($0.othersReady, $0.policy, $0.players, $0.streams, $0.processes, $0.earshotPeers)
+        }
+        guard ready else { return }
+        let earshot = Set(policy.sessions.keys.compactMap { processes[$0] } + peers.values).filter { $0 > 0 }
+        var events: [SessionPolicy.Event] = []
+        var present = Set<String>()
+        for (owner, player) in players.sorted(by: { $0.key < $1.key }) {
+            guard let pid = player.pid, pid > 0, !earshot.contains(pid), policy[SessionID(owner)] == nil, peers[owner] == nil,
+                  let status = player.status else { continue }
+            present.insert(owner)
+            let known = policy.foreignPlayers[owner]
+            if known?.pid != pid || known?.status != status || known?.canPause != player.canPause {
+                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause))
+            }
+        }
+        for owner in policy.foreignPlayers.keys.sorted() where !present.contains(owner) {
+            events.append(.foreignPlayerVanished(player: owner))
+        }
+        let sounding = Set(streams.values.filter(\.isSounding).map(\.pid)).subtracting(earshot)
+        let tick = self.tick
+        for pid in sounding.sorted() where policy.foreignSounds[pid]?.isSounding != true {
+            events.append(.foreignSound(pid: pid, sounding: true, tick: tick))
+        }
+        let withStreams = Set(streams.values.map(\.pid))
+        let withPlayers = Set(players.values.compactMap(\.pid))
+        for (pid, sound) in policy.foreignSounds.sorted(by: { $0.key < $1.key }) {
+            if earshot.contains(pid) || (!withStreams.contains(pid) && !withPlayers.contains(pid)) {
+                events.append(.foreignProcessVanished(pid: pid))
+            } else if sound.isSounding, !sounding.contains(pid) {
+                events.append(.foreignSound(pid: pid, sounding: false, tick: tick))
+            }
+        }
+        for event in events { handle(event) }
+    }
+
+    /// Sends `Pause`, `Stop` or `Play` to another app's player, without waiting for it: the
+    /// answer (or its absence, after the timeout) changes nothing; the player's
+    /// `PropertiesChanged` says what it did.
+    ///
+    /// A player may fold a quick pause and play into one `PropertiesChanged`, or none; so
+    /// once it answered, the arbiter reads its `PlaybackStatus` again (unless a signal from
+    /// it came meanwhile, which is newer) so as not to miss the status it asked for.
+    func command(foreign player: String, _ method: String) {
+        let connection = self.connection
+        Task { [weak self] in
+            guard (try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
+                                              method: method, [], timeout: Arbiter.foreignCallTimeout)) != nil else { return }
+            let before = self?.state.withLock { $0.players[player]?.signals }
+            let value = try? await connection.call(
+                destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
+                [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
+            guard let before, let status = Arbiter.status(value) else { return }
+            _ = connection.schedule(after: .zero) { [weak self] in
+                guard let self else { return }
+                let changed = self.state.withLock { s -> Bool in
+                    guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
+                    observed.status = status
+                    s.players[player] = observed
+                    return true
+                }
+                if changed { self.reconcileOthers() }
+            }
+        }
+    }
+}

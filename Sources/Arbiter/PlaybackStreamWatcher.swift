@@ -1,0 +1,238 @@
+internal import CPulse
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One playback stream of the sound server (a PulseAudio sink input, also under PipeWire's
+/// pipewire-pulse), as far as the arbiter cares.
+struct PlaybackStream: Sendable, Hashable {
+    /// `application.process.id`; -1 when the stream does not say.
+    var pid: Int64
+    /// `media.role` ("" when unset).
+    var role: String
+    /// Whether the client corked it (paused).
+    var corked: Bool
+
+    /// Whether it counts as the app's sound: running, and not an event sound.
+    var isSounding: Bool { !corked && role != "event" && pid > 0 }
+}
+
+/// Follows the sound server's playback streams with one libpulse connection on its own
+/// `pa_threaded_mainloop`: the stream list once connected, then the server's sink-input
+/// events (new, changed, removed), each answered by one introspection of that stream.
+/// Nothing polls; an idle server sends nothing.
+///
+/// Threading: every libpulse call and the fields marked "main loop" run on the main-loop
+/// thread (in libpulse callbacks) or with its lock held (`start`, `close`); that is the
+/// invariant behind `@unchecked Sendable`. Results leave through `report`, which must only
+/// hand them over (the arbiter schedules them onto the bus thread).
+///
+/// When no server answers, or the connection is lost, it reports an empty list and tries
+/// again with backoff (0.5 s doubling to 30 s).
+final class PlaybackStreamWatcher: @unchecked Sendable {
+    private let server: String?
+    private let report: @Sendable ([UInt32: PlaybackStream]) -> Void
+    private let mainloop: OpaquePointer
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private let stopped = Atomic<Bool>(false)
+
+    // Main loop.
+    private var context: OpaquePointer?
+    private var isClosed = false
+    private var ready = false
+    private var retryTimer: OpaquePointer?
+    private var retryDelay = 0.5
+    private var streams: [UInt32: PlaybackStream] = [:]
+    private var listing = false
+
+    static let maximumRetryDelay = 30.0
+
+    /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
+    /// then the user's runtime directory).
+    init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
+        guard let mainloop = pa_threaded_mainloop_new() else { return nil }
+        guard let api = pa_threaded_mainloop_get_api(mainloop) else {
+            pa_threaded_mainloop_free(mainloop)
+            return nil
+        }
+        self.server = server
+        self.report = report
+        self.mainloop = mainloop
+        self.api = api
+    }
+
+    /// Starts the main-loop thread and the first connection attempt.
+    func start() -> Bool {
+        pa_threaded_mainloop_set_name(mainloop, "earshot-streams")
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else { return false }
+        pa_threaded_mainloop_lock(mainloop)
+        connect()
+        pa_threaded_mainloop_unlock(mainloop)
+        return true
+    }
+
+    /// Disconnects and frees the main loop. Idempotent; not from the main-loop thread.
+    func close() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        isClosed = true
+        if let timer = retryTimer { api.pointee.time_free(timer) }
+        retryTimer = nil
+        dropContext()
+        pa_threaded_mainloop_unlock(mainloop)
+        pa_threaded_mainloop_stop(mainloop)
+        pa_threaded_mainloop_free(mainloop)
+    }
+
+    deinit { close() }
+
+    // MARK: Connection (main loop)
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> PlaybackStreamWatcher {
+        Unmanaged<PlaybackStreamWatcher>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    private func connect() {
+        guard !isClosed, context == nil else { return }
+        guard let ctx = pa_context_new(api, "Earshot arbiter") else {
+            scheduleRetry()
+            return
+        }
+        context = ctx
+        pa_context_set_state_callback(ctx, { ctx, userdata in
+            PlaybackStreamWatcher.from(userdata).stateChanged(ctx)
+        }, userdata)
+        pa_context_set_subscribe_callback(ctx, { _, type, index, userdata in
+            PlaybackStreamWatcher.from(userdata).serverEvent(type, index: index)
+        }, userdata)
+        let rc: Int32
+        if let server {
+            rc = server.withCString { pa_context_connect(ctx, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+        } else {
+            rc = pa_context_connect(ctx, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        }
+        if rc < 0, context == ctx {
+            dropContext()
+            scheduleRetry()
+        }
+    }
+
+    private func stateChanged(_ ctx: OpaquePointer?) {
+        guard let ctx, ctx == context else { return }
+        let state = pa_context_get_state(ctx)
+        if state == PA_CONTEXT_READY {
+            ready = true
+            retryDelay = 0.5
+            if let operation = pa_context_subscribe(ctx, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) {
+                pa_operation_unref(operation)
+            }
+            listAll()
+        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            let hadStreams = !streams.isEmpty
+            dropContext()
+            streams = [:]
+            if hadStreams { report([:]) }
+            scheduleRetry()
+        }
+    }
+
+    private func scheduleRetry() {
+        guard !isClosed, retryTimer == nil else { return }
+        var tv = timeval()
+        pa_gettimeofday(&tv)
+        pa_timeval_add(&tv, pa_usec_t(retryDelay * 1_000_000))
+        retryTimer = api.pointee.time_new(api, &tv, { _, _, _, userdata in
+            let watcher = PlaybackStreamWatcher.from(userdata)
+            watcher.retryTimer.map { watcher.api.pointee.time_free($0) }
+            watcher.retryTimer = nil
+            watcher.connect()
+        }, userdata)
+        retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
+    }
+
+    private func dropContext() {
+        ready = false
+        listing = false
+        guard let ctx = context else { return }
+        context = nil
+        pa_context_set_state_callback(ctx, nil, nil)
+        pa_context_set_subscribe_callback(ctx, nil, nil)
+        pa_context_disconnect(ctx)
+        pa_context_unref(ctx)
+    }
+
+    // MARK: Streams (main loop)
+
+    private func listAll() {
+        guard let ctx = context, ready else { return }
+        listing = true
+        var fresh: [UInt32: PlaybackStream] = [:]
+        let box = Unmanaged.passRetained(ListBox { [weak self] info in
+            guard let self else { return }
+            if let info {
+                fresh[info.pointee.index] = Self.stream(info.pointee)
+            } else {
+                self.listing = false
+                self.streams = fresh
+                self.report(fresh)
+            }
+        }).toOpaque()
+        let operation = pa_context_get_sink_input_info_list(ctx, { _, info, eol, box in
+            let list = Unmanaged<ListBox>.fromOpaque(box!)
+            if eol != 0 {
+                list.takeUnretainedValue().deliver(nil)
+                list.release()
+            } else if let info {
+                list.takeUnretainedValue().deliver(info)
+            }
+        }, box)
+        if let operation {
+            pa_operation_unref(operation)
+        } else {
+            Unmanaged<ListBox>.fromOpaque(box).release()
+            listing = false
+        }
+    }
+
+    private func serverEvent(_ type: pa_subscription_event_type_t, index: UInt32) {
+        guard type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue,
+              let ctx = context else { return }
+        let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+        if kind == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+            if streams.removeValue(forKey: index) != nil { report(streams) }
+            return
+        }
+        let operation = pa_context_get_sink_input_info(ctx, index, { _, info, eol, userdata in
+            guard eol == 0, let info else { return }
+            PlaybackStreamWatcher.from(userdata).received(info.pointee)
+        }, userdata)
+        if let operation { pa_operation_unref(operation) }
+    }
+
+    private func received(_ info: pa_sink_input_info) {
+        let stream = Self.stream(info)
+        guard streams[info.index] != stream else { return }
+        streams[info.index] = stream
+        report(streams)
+    }
+
+    private static func stream(_ info: pa_sink_input_info) -> PlaybackStream {
+        func property(_ key: String) -> String? {
+            guard let list = info.proplist, let value = pa_proplist_gets(list, key) else { return nil }
+            return String(cString: value)
+        }
+        let pid = property("application.process.id").flatMap { Int64($0) } ?? -1
+        return PlaybackStream(pid: pid, role: property("media.role") ?? "", corked: info.corked != 0)
+    }
+}
+
+/// The callback of one stream listing (libpulse calls it on the main loop, once per stream
+/// and once at the end with `nil`).
+private final class ListBox {
+    let deliver: (UnsafePointer<pa_sink_input_info>?) -> Void
+    init(_ deliver: @escaping (UnsafePointer<pa_sink_input_info>?) -> Void) { self.deliver = deliver }
+}

@@ -1,0 +1,81 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Other apps' players are untrusted: one holds `Pause` forever, one answers it with an
+/// error, one leaves the bus when told to pause, one floods `PropertiesChanged` at 1,000 a
+/// second. The arbiter waits on none of them: mpv beside them is paused and resumed as
+/// usual, sessions are interrupted as usual, and the arbiter answers at once throughout.
+@Suite("Other apps: hostile MPRIS players")
+struct SessionHostilePlayerTests {
+    /// The arbiter's `Target` round trip, in seconds: how long it takes to answer.
+    static func arbiterRoundTrip(_ world: SessionWorld) async throws -> Double {
+        let start = ContinuousClock.now
+        _ = try await world.target()
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
+    }
+
+    @Test("with players that hold, refuse or flee Pause, and one that floods, mpv is paused and resumed and nothing waits")
+    func hostilePlayersDelayNothing() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let fakes = [
+            try await FakePlayer(world, .holdsPause), try await FakePlayer(world, .failsPause),
+            try await FakePlayer(world, .vanishesOnPause), try await FakePlayer(world, .floods),
+        ]
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 3)
+        let paused = try await mpv.waitFor("Paused", timeout: 5)
+        // Every fake was told to pause: the held and fled calls did not stop the others.
+        for fake in fakes {
+            try await sessionPoll("\(fake.behaviour) to be told to pause") { fake.pauses.value >= 1 }
+        }
+        // The arbiter answers while the held call is open and the flood runs.
+        var slowest = 0.0
+        for _ in 0..<20 { slowest = max(slowest, try await Self.arbiterRoundTrip(world)) }
+        sessionReport("mpv Paused after \(paused); slowest arbiter round trip in the flood \(slowest * 1000) ms")
+        // The arbiter waits at most 2 s for another app's player: an answer slower than
+        // half of that would mean it waited on one.
+        #expect(slowest < 1.0, "the arbiter took \(slowest) s to answer")
+        // A second session interrupts the first as usual.
+        let other = try world.play("other", side: .right, duration: 20)
+        try await music.waitForLine("an interruption") { $0.hasPrefix("session: interrupted") }
+        other.kill()
+        _ = try await music.process.wait(timeout: 20)
+        try await mpv.waitFor("Playing", timeout: 5)
+        #expect(daemon.isRunning, "the daemon died: \(daemon.stderr)")
+        daemon.kill(SIGKILL)
+    }
+
+    /// The policy's rules keep the session paused after the first flip ends its interruption
+    /// (without shouldResume); the throttle bounds what the arbiter does for the rest.
+    @Test("a player flipping its status 1,000 times a second interrupts earshot play once, the interruption ends, and the arbiter answers within 1 s throughout")
+    func statusFlipsAreThrottled() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        let flipping = try await FakePlayer(world, .flipsStatus)
+        let start = ContinuousClock.now
+        var slowest = 0.0
+        while ContinuousClock.now - start < .seconds(1) {
+            slowest = max(slowest, try await Self.arbiterRoundTrip(world))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await flipping.stopFlooding()
+        let flooded = ContinuousClock.now - start
+        try await music.waitForLine("the last interruption's end") { _ in
+            music.sessionLines.filter { $0.hasPrefix("session: interrupted") }.count
+                == music.sessionLines.filter { $0.hasPrefix("session: interruption ended") }.count
+        }
+        let interruptions = music.sessionLines.filter { $0.hasPrefix("session: interrupted") }.count
+        let windows = Int((Double(flooded.components.seconds) + Double(flooded.components.attoseconds) / 1e18) / 0.05) + 2
+        sessionReport("\(interruptions) interruptions in \(flooded) of flipping; slowest arbiter round trip \(slowest * 1000) ms")
+        #expect(interruptions == 1, "\(interruptions) interruptions in \(flooded) (at most \(windows) windows): \(music.lines)")
+        #expect(slowest < 1.0, "the arbiter took \(slowest) s to answer")
+        #expect(daemon.isRunning, "the daemon died: \(daemon.stderr)")
+        daemon.kill(SIGKILL)
+    }
+}

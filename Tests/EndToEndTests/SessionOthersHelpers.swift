@@ -1,0 +1,189 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+// Other apps for the session tests: a real mpv with the mpv-mpris plugin, paplay streams,
+// an `earshot daemon` hosting the arbiter (so that killing a player does not kill the
+// arbiter), and fake MPRIS players that misbehave.
+
+extension SessionWorld {
+    /// Starts `earshot daemon` in this world and waits until it owns the arbiter's name.
+    func daemon(_ extra: String...) async throws -> Child {
+        let daemon = try Child(Paths.earshot, ["daemon"] + extra, environment: environment)
+        try await daemon.waitForOutput("serving ")
+        return daemon
+    }
+
+    /// Starts mpv (with mpv-mpris) playing a looped tone on `side`, and waits until it says
+    /// Playing and its stream is on the sink.
+    func mpv(side: SessionSide = .right, frequency: Double = 700) async throws -> ForeignPlayerProcess {
+        let file = try SessionWorld.tone(side, frequency: frequency, duration: 30)
+        let child = try Child("mpv", ["--no-video", "--no-terminal", "--ao=pulse", "--loop-file=inf", file],
+                              environment: environment)
+        let player = ForeignPlayerProcess(child: child, name: "org.mpris.MediaPlayer2.mpv", world: self)
+        try await sessionPoll("mpv to say Playing", timeout: 10) { try await player.status() == "Playing" }
+        return player
+    }
+
+    /// Starts `earshot play --name APP FILE` with `XDG_CONFIG_HOME` set to `configHome`, so
+    /// that the arbiter it hosts reads `configHome/earshot/arbiter.conf`.
+    func play(_ app: String, side: SessionSide, duration: Double, configHome: String) throws -> SessionPlayer {
+        let file = try SessionWorld.tone(side, frequency: side == .left ? 300 : 500, duration: duration)
+        var environment = self.environment
+        environment["XDG_CONFIG_HOME"] = configHome
+        return SessionPlayer(app: app, side: side, process: try Child(Paths.earshot, ["play", "--name", app, file], environment: environment),
+                             world: self)
+    }
+
+    /// Registers the test's client connection as a session, for the signals the arbiter
+    /// sends it.
+    func registerClient(category: String, active: Bool) async throws {
+        let state: [String: DBusValue] = ["category": .string(category), "active": .boolean(active)]
+        _ = try await client.call(destination: SessionArbiter.name, path: SessionArbiter.path, interface: SessionArbiter.interface,
+                                  method: "Register", [.string("observer"), .vardict(state)])
+    }
+}
+
+/// Another app's player process (mpv) and its MPRIS name.
+final class ForeignPlayerProcess: Sendable {
+    let child: Child
+    let name: String
+    private let world: SessionWorld
+
+    init(child: Child, name: String, world: SessionWorld) {
+        self.child = child
+        self.name = name
+        self.world = world
+    }
+
+    /// Its `PlaybackStatus`, or nil while it has no name on the bus.
+    func status() async throws -> String? {
+        let reply = try? await world.client.call(
+            destination: name, path: "/org/mpris/MediaPlayer2", interface: StandardInterface.properties, method: "Get",
+            [.string("org.mpris.MediaPlayer2.Player"), .string("PlaybackStatus")], timeout: .seconds(2))
+        return reply?.first?.unwrapped.string
+    }
+
+    /// The unique name owning its MPRIS name.
+    func uniqueName() async throws -> String {
+        try #require(try await world.client.nameOwner(name))
+    }
+
+    /// Waits until it says `status`; returns how long that took.
+    @discardableResult
+    func waitFor(_ status: String, timeout: Double = 5) async throws -> Duration {
+        let start = ContinuousClock.now
+        let last = Locked<String?>(nil)
+        do {
+            try await sessionPoll("mpv to say \(status)", timeout: timeout, interval: 0.005) {
+                let now = try await self.status()
+                last.withLock { $0 = now }
+                return now == status
+            }
+        } catch {
+            throw TestFailure("mpv did not say \(status) within \(timeout) s; it says \(last.value ?? "nothing")")
+        }
+        return .now - start
+    }
+
+    /// Asks it to play or pause as a user would, with playerctl.
+    func user(_ command: String) async throws {
+        let result = try await world.playerctl("--player", "mpv", command)
+        #expect(result.status == 0, "playerctl \(command): \(result.stderr)")
+    }
+}
+
+/// A fake MPRIS player on its own connection of the test process, which plays and then
+/// misbehaves when told to pause.
+final class FakePlayer: Sendable {
+    enum Behaviour: String, Sendable {
+        /// Never answers `Pause` (holds the call).
+        case holdsPause
+        /// Answers `Pause` with an error.
+        case failsPause
+        /// Leaves the bus when told to pause, without answering.
+        case vanishesOnPause
+        /// Answers, but sends 1,000 `PropertiesChanged` a second (metadata, and its
+        /// unchanged status) from the start.
+        case floods
+        /// Answers, and flips its status between Playing and Paused 1,000 times a second
+        /// from the start (ending Paused when stopped).
+        case flipsStatus
+    }
+
+    let connection: DBusConnection
+    let behaviour: Behaviour
+    let pauses = Locked(0)
+    private let held = Locked<[DBusMethodCall]>([])
+    private let flooding = Locked<Task<Void, Never>?>(nil)
+    static let playerInterface = "org.mpris.MediaPlayer2.Player"
+
+    init(_ world: SessionWorld, _ behaviour: Behaviour) async throws {
+        connection = try DBusConnection(.address(world.bus.address))
+        self.behaviour = behaviour
+        let (pauses, held, connection) = (self.pauses, self.held, self.connection)
+        let pause: @Sendable (DBusMethodCall) throws -> [DBusValue] = { call in
+            pauses.withLock { $0 += 1 }
+            switch behaviour {
+            case .holdsPause:
+                held.withLock { $0.append(call) }
+                throw DBusMethodCall.replyLater
+            case .failsPause:
+                throw DBusError("org.example.Fake.Refused", "this player refuses to pause")
+            case .vanishesOnPause:
+                held.withLock { $0.append(call) }
+                Task { connection.close() }
+                throw DBusMethodCall.replyLater
+            case .floods, .flipsStatus:
+                return []
+            }
+        }
+        let player = DBusInterface(
+            Self.playerInterface,
+            methods: [DBusMethod("Pause", handler: pause), DBusMethod("Stop", handler: pause),
+                      DBusMethod("Play") { _ in [] }, DBusMethod("PlayPause") { _ in [] }],
+            properties: [DBusProperty("PlaybackStatus", .string) { .string("Playing") },
+                         DBusProperty("CanPause", .boolean) { .boolean(true) },
+                         DBusProperty("CanPlay", .boolean) { .boolean(true) }])
+        let root = DBusInterface("org.mpris.MediaPlayer2", properties: [DBusProperty("Identity", .string) { .string("Fake \(behaviour)") }])
+        let object = try connection.export([root, player], at: "/org/mpris/MediaPlayer2")
+        _ = try await connection.requestName("org.mpris.MediaPlayer2.fake\(behaviour.rawValue)")
+        if behaviour == .floods || behaviour == .flipsStatus {
+            let task = Task {
+                var n = 0
+                while !Task.isCancelled {
+                    for _ in 0..<10 {
+                        n += 1
+                        let status = behaviour == .flipsStatus && n % 2 == 0 ? "Paused" : "Playing"
+                        try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: [
+                            "PlaybackStatus": .string(status),
+                            "Metadata": .vardict(["xesam:title": .string("flood \(n)")]),
+                        ])
+                    }
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                if behaviour == .flipsStatus {
+                    try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: ["PlaybackStatus": .string("Paused")])
+                }
+            }
+            flooding.withLock { $0 = task }
+        }
+    }
+
+    /// Stops the flood (a status-flipping player says Paused last).
+    func stopFlooding() async {
+        let task = flooding.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        await connection.flush()
+    }
+
+    deinit {
+        flooding.value?.cancel()
+        connection.close()
+    }
+}

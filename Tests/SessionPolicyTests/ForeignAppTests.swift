@@ -1,0 +1,200 @@
+import SessionPolicy
+import Testing
+
+// Other apps, named for what they stand for: a music player (mpv) of process 500, a
+// browser of process 600 whose tab toggles its metadata but makes no sound.
+let mpv = ":1.50"
+let mpvProcess: Int64 = 500
+let browser = ":1.60"
+let browserProcess: Int64 = 600
+
+extension SessionPolicy {
+    /// Another app's player with `status`.
+    @discardableResult
+    mutating func foreign(_ status: ForeignPlaybackStatus, player: String = mpv, pid: Int64 = mpvProcess,
+                          canPause: Bool = true) -> [Decision] {
+        apply(.foreignPlayer(player: player, pid: pid, status: status, canPause: canPause))
+    }
+}
+
+extension Array where Element == Decision {
+    /// Only the decisions for other apps' players, in order.
+    var foreign: [Decision] {
+        filter {
+            switch $0 {
+            case .pauseForeign, .resumeForeign: true
+            default: false
+            }
+        }
+    }
+}
+
+@Suite("Other apps: pausing and resuming their players")
+struct ForeignPauseTests {
+    @Test func aNonMixableSessionPausesPlayingPlayersAndResumesThemAfterNotifyOthers() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.foreign(.paused, player: browser, pid: browserProcess)
+        let activated = policy.add(music, .playback, active: true)
+        #expect(activated.foreign == [.pauseForeign(player: mpv, stop: false)], "only the playing player")
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == music)
+        #expect(policy.foreign(.paused).interruptions.isEmpty, "the arbiter's own pause interrupts nobody")
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == music, "its own change keeps the memory")
+        #expect(policy.apply(.deactivate(music, notifyOthers: true)).foreign == [.resumeForeign(player: mpv)])
+        #expect(policy.foreign(.playing).interruptions.isEmpty, "the resumption is the arbiter's own, not the user's")
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == nil)
+    }
+
+    @Test func aPlayerThatCannotPauseIsStoppedAndResumedFromStopped() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing, canPause: false)
+        #expect(policy.add(music, .soloAmbient, active: true).foreign == [.pauseForeign(player: mpv, stop: true)])
+        policy.foreign(.stopped, canPause: false)
+        #expect(policy.apply(.vanished(music)).foreign == [.resumeForeign(player: mpv)])
+    }
+
+    @Test func deactivatingWithoutNotifyOthersLeavesThemPaused() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.add(music, .playback, active: true)
+        policy.foreign(.paused)
+        #expect(policy.apply(.deactivate(music, notifyOthers: false)).foreign.isEmpty)
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == nil)
+    }
+
+    @Test func aPlayerTheUserTouchedIsNotResumed() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.add(music, .playback, active: true)
+        policy.foreign(.paused)
+        // The user plays it by hand (which interrupts the session), then pauses it.
+        let played = policy.foreign(.playing)
+        #expect(played.interruptions == [.interruptionBegan(music, reason: .otherApp(player: mpv))])
+        let paused = policy.foreign(.paused)
+        #expect(paused.interruptions == [.interruptionEnded(music, shouldResume: false)])
+        #expect(policy.apply(.deactivate(music, notifyOthers: true)).foreign.isEmpty)
+    }
+
+    @Test func aPlayerTheUserStoppedIsNotResumed() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.add(music, .playback, active: true)
+        policy.foreign(.paused)
+        policy.foreign(.stopped)
+        #expect(policy.apply(.vanished(music)).foreign.isEmpty)
+    }
+
+    @Test func mixableAndAmbientSessionsPauseNobody() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        #expect(policy.add(game, .ambient, active: true).foreign.isEmpty)
+        #expect(policy.add(navigation, .playback, options: .mixWithOthers, active: true).foreign.isEmpty)
+        #expect(policy.add(podcast, .playback, options: .duckOthers, active: true).foreign.isEmpty)
+    }
+
+    @Test func observingPausesNobody() {
+        var policy = SessionPolicy(configuration: .init(pausesOthers: false))
+        policy.foreign(.playing)
+        #expect(policy.add(music, .playback, active: true).foreign.isEmpty)
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == nil)
+    }
+
+    @Test func anotherActiveNonMixableSessionKeepsThePlayerPaused() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.add(music, .playback, active: true)
+        policy.foreign(.paused)
+        policy.add(video, .playback, active: true)  // interrupts music
+        #expect(policy.apply(.vanished(music)).foreign.isEmpty, "resuming would play over video")
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == video)
+        #expect(policy.apply(.deactivate(video, notifyOthers: true)).foreign == [.resumeForeign(player: mpv)])
+    }
+
+    @Test func aVanishedPlayerIsForgotten() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.add(music, .playback, active: true)
+        policy.foreign(.paused)
+        policy.apply(.foreignPlayerVanished(player: mpv))
+        #expect(policy.foreignPlayers.isEmpty)
+        #expect(policy.apply(.deactivate(music, notifyOthers: true)).foreign.isEmpty)
+    }
+}
+
+@Suite("Other apps: interruptions, hints and the target")
+struct ForeignInterruptionTests {
+    @Test func aPlayerStartingInterruptsNonMixableSessionsWithoutResume() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.add(game, .ambient, active: true)
+        policy.foreign(.paused)
+        let started = policy.foreign(.playing)
+        #expect(started.interruptions == [.interruptionBegan(music, reason: .otherApp(player: mpv))],
+                "the ambient game mixes")
+        #expect(policy.foreign(.paused).interruptions == [.interruptionEnded(music, shouldResume: false)])
+    }
+
+    @Test func aPlayerLeavingWhilePlayingEndsItsInterruption() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.foreign(.playing)
+        #expect(policy[music]!.isInterrupted)
+        #expect(policy.apply(.foreignProcessVanished(pid: mpvProcess)).interruptions
+            == [.interruptionEnded(music, shouldResume: false)])
+    }
+
+    @Test func anInterruptedSessionActivatingAgainPausesThePlayer() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.foreign(.playing)
+        let again = policy.apply(.activate(music))
+        #expect(again.interruptions == [.interruptionEnded(music, shouldResume: false)])
+        #expect(again.foreign == [.pauseForeign(player: mpv, stop: false)])
+    }
+
+    @Test func foreignSoundCountsAsOtherAudioButEventSoundsNeverReachThePolicy() {
+        var policy = SessionPolicy()
+        policy.add(game, .ambient, active: true)
+        let sounding = policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 5))
+        #expect(sounding.contains(.otherAudioPlaying(game, true)))
+        #expect(sounding.contains(.secondaryAudioShouldBeSilenced(game, true)))
+        #expect(policy.otherAudioPlaying(for: game))
+        let silent = policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 6))
+        #expect(silent.contains(.otherAudioPlaying(game, false)))
+        #expect(!policy.otherAudioPlaying(for: game))
+    }
+
+    @Test func theTargetIsWhoeverLastStartedSoundingAcrossApps() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true, remote: true, tick: 1)
+        #expect(policy.target == .session(music))
+        policy.foreign(.paused)
+        // mpv's status alone does not make it the target…
+        policy.foreign(.playing)
+        policy.apply(.activate(music))
+        #expect(policy.target == .session(music))
+        // …its sound does.
+        let sounded = policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 7))
+        #expect(sounded.last == .targetChanged(.foreign(player: mpv)))
+        #expect(policy.target?.busName == mpv)
+        policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 8))
+        #expect(policy.target == .foreign(player: mpv), "stopping does not give the keys away")
+        policy.apply(.soundStarted(music, tick: 9))
+        #expect(policy.target == .session(music))
+    }
+
+    @Test func aSilentPlayerTogglingItsStatusNeverBecomesTheTarget() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true, remote: true, tick: 1)
+        for i in 0..<20 {
+            policy.foreign(i % 2 == 0 ? .playing : .paused, player: browser, pid: browserProcess)
+            #expect(policy.target == .session(music), "after status change \(i)")
+        }
+    }
+
+    @Test func soundWithoutAPlayerIsNoTarget() {
+        var policy = SessionPolicy()
+        policy.apply(.foreignSound(pid: 700, sounding: true, tick: 3))
+        #expect(policy.target == nil)
+    }
+}

@@ -1,4 +1,5 @@
 import DBus
+import Platform
 import SessionPolicy
 
 /// What one MPRIS player of the bus said, before the arbiter knows whether it is foreign.
@@ -178,7 +179,7 @@ extension Arbiter {
     static let statusThrottle: Duration = .milliseconds(50)
 
     private func throttledReconcile(for player: String) {
-        let now = monotonicTicks()
+        let now = MonotonicClock.nanoseconds()
         let window = UInt64(Arbiter.statusThrottle.components.attoseconds / 1_000_000_000)
         let wait = state.withLock { s -> UInt64?? in
             guard var observed = s.players[player] else { return nil }
@@ -201,7 +202,7 @@ extension Arbiter {
             guard let self else { return }
             self.state.withLock { s in
                 s.players[player]?.throttled = false
-                s.players[player]?.lastApplied = monotonicTicks()
+                s.players[player]?.lastApplied = MonotonicClock.nanoseconds()
             }
             self.reconcileOthers()
         }

@@ -18,6 +18,7 @@ extension AudioPlayer {
     /// targets that act on the player.
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         nowPlayingCenter.withLock { $0 = nowPlaying }
+        titleFollower.withLock { $0 = engine.followTitle(of: nowPlaying) }
         // A wrap restarts the elapsed time (MPRIS says Seeked). A queue's players are its own.
         loopObserver.withLock { observer in
             if observer == nil { observer = { [weak self] in self?.publishNowPlaying() } }

@@ -201,6 +201,8 @@ public final class AudioPlayer: Sendable {
     let joinedSession = Mutex<AudioSession?>(nil)
     /// The center ``connect(to:commands:)`` bound the player to.
     let nowPlayingCenter = Mutex<NowPlayingInfoCenter?>(nil)
+    /// Keeps the engine's `media.name` on the connected center's title (see `connect`).
+    let titleFollower = Mutex<ObservationToken?>(nil)
 
     /// Why the last ``play()`` failed.
     public var lastError: AudioEngineError? { lastErrorStorage.withLock { $0 } }

@@ -68,6 +68,8 @@ public final class QueuePlayer: Sendable {
         var shuffleMode: ShuffleMode = .off
         var wantsToPlay = false
         var nowPlaying: NowPlayingInfoCenter?
+        /// Keeps the engine's `media.name` on that center's title (see `connect`).
+        var titleFollower: ObservationToken?
         /// The cached cover art of items, by item id, as ``resolveArtwork(for:)`` finds it.
         var artwork: [UInt64: String] = [:]
         var lastError: AudioEngineError?
@@ -586,7 +588,8 @@ public final class QueuePlayer: Sendable {
 
     /// Drives `nowPlaying` from the queue and makes `commands` control it.
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
-        state.withLock { $0.nowPlaying = nowPlaying }
+        let follower = engine.followTitle(of: nowPlaying)
+        state.withLock { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
         commands.playCommand.addTarget { [weak self] _ in self?.play(); return .success }
         commands.pauseCommand.addTarget { [weak self] _ in self?.pause(); return .success }
         commands.togglePlayPauseCommand.addTarget { [weak self] _ in

@@ -38,6 +38,10 @@ struct SoundServerPlayTests {
         #expect(block.contains("application.icon_name = \"earshot\""), "\(block)")
         #expect(block.contains("media.role = \"music\""), "\(block)")
         #expect(!block.contains("ALSA plug-in"), "\(block)")
+        // media.name is what plays now: the MPRIS title.
+        let title = try await world.playerctl("--player", "podcasts", "metadata", "title").output
+        #expect(!title.isEmpty && title != "podcasts")
+        #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
     @Test("MPRIS Position matches what the sink played, from the first second")

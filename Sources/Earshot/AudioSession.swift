@@ -45,7 +45,9 @@ public final class AudioSession: Sendable {
         case interruption(InterruptionType)
         case routeChange(RouteChange)
         case silenceSecondaryAudioHint(shouldSilence: Bool)
-        /// The arbiter changed hosts; the session registered again with its state.
+        /// Media services were reset, as on iOS: the arbiter changed hosts (the session
+        /// registered again with its state), or the sound server went away and came back
+        /// (players paused where they were).
         case mediaServicesWereReset
         /// The arbiter deactivated the session: it stayed silent for the silence timeout
         /// (30 s) while interrupting others, who were told they may resume. ``isActive``

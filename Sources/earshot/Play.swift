@@ -156,11 +156,14 @@ struct Play: AsyncParsableCommand {
     private func reportSessionEvents(of session: AudioSession) {
         let token = session.observe { notification in
             switch notification {
+            // The arbiter does not name another app's player (a session would take it for its
+            // interrupter when it registers again).
+            case .interruption(.began(.otherApp)): say("session: interrupted (otherApp: another app started playing)")
             case .interruption(.began(let reason)): say("session: interrupted (\(reason))")
             case .interruption(.ended(let resume)): say("session: interruption ended\(resume ? ", resuming" : "")")
             case .routeChange(let change): say("session: route changed (\(change.reason))")
             case .silenceSecondaryAudioHint(let silence): say("session: secondary audio \(silence ? "should be silenced" : "may play")")
-            case .mediaServicesWereReset: say("session: the arbiter changed hosts; registered again")
+            case .mediaServicesWereReset: say("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
             case .deactivatedAfterSilence: say("session: deactivated by the arbiter after a long silence")
             }
         }

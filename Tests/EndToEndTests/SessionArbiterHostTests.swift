@@ -19,7 +19,7 @@ struct SessionArbiterHostTests {
 
         let killed = ContinuousClock.now
         host.kill()
-        try await survivor.waitForLine("session: the arbiter changed hosts; registered again")
+        try await survivor.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await sessionPoll("the survivor to host the arbiter") { try await world.arbiterOwner() == survivorID }
         try await world.waitForSessions("only the survivor registered, playing") { sessions in
             sessions.map(\.id) == [survivorID] && sessions[0].producingSound
@@ -104,7 +104,7 @@ struct SessionArbiterHostTests {
 
         let killed = ContinuousClock.now
         host.kill()
-        try await game.waitForLine("session: the arbiter changed hosts; registered again")
+        try await game.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await game.waitForLine("session: interruption ended, resuming")
         try await game.waitUntilPlaying()
         let gameID = try await game.uniqueName()
@@ -139,8 +139,8 @@ struct SessionArbiterHostTests {
         let match = try #require(daemon.stdout.firstMatch(of: /serving org\.earshot\.AudioSession as (:[0-9.]+)\n/),
                                  "\(daemon.stdout) \(daemon.stderr)")
         let daemonID = String(match.1)
-        try await podcasts.waitForLine("session: the arbiter changed hosts; registered again")
-        try await navigation.waitForLine("session: the arbiter changed hosts; registered again")
+        try await podcasts.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
+        try await navigation.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await sessionPoll("both sessions registered with the daemon") {
             Set(await world.sessionsIfAny().map(\.id)) == [podcastsID, navigationID]
         }
@@ -172,8 +172,8 @@ struct SessionArbiterHostTests {
 
         let daemon = try Child(Paths.earshot, ["daemon"], environment: world.environment)
         try await daemon.waitForOutput("serving org.earshot.AudioSession as ")
-        try await podcasts.waitForLine("session: the arbiter changed hosts; registered again")
-        try await game.waitForLine("session: the arbiter changed hosts; registered again")
+        try await podcasts.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
+        try await game.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await sessionPoll("both sessions registered with the daemon") {
             Set(await world.sessionsIfAny().map(\.id)) == [podcastsID, gameID]
         }

@@ -116,7 +116,7 @@ struct SessionScreenLockTests {
         let killed = ContinuousClock.now
         music.kill()
         try await sessionPoll("the ambient process to host the arbiter") { try await world.arbiterOwner() == ambienceID }
-        try await ambience.waitForLine("session: the arbiter changed hosts; registered again")
+        try await ambience.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await sessionPoll("the new host to know the screen is locked") {
             try await world.arbiterProperty("ScreenLocked") == .boolean(true)
         }

@@ -44,10 +44,11 @@ import Synchronization
 /// loss concealment, mpg123 resyncing within its limit). A cut CAF (PCM or ALAC: libsndfile
 /// then finds no `data` or `pakt` chunk) or an Opus file cut inside its first pages fails when
 /// opened, with ``AudioFileError/Reason/decodeFailed(_:)`` ("malformed file").
-// @unchecked Sendable: reading and seeking are confined to one thread at a time (the caller's
-// contract above; `use` stops the process if two threads overlap, rather than let them
-// corrupt the decoder); `format` is immutable; the lazily completed tags are behind their
-// own Mutex.
+///
+/// `@unchecked Sendable`: reading and seeking are confined to one thread at a time (the caller's
+/// contract above; `use` stops the process if two threads overlap, rather than let them
+/// corrupt the decoder); `format` is immutable; the lazily completed tags are behind their
+/// own Mutex.
 public final class AudioFile: @unchecked Sendable {
     private let use = ExclusiveUse("AudioFile")
     /// The format facts of the file.

@@ -19,8 +19,9 @@ import Synchronization
 ///
 /// ICY metadata (Icecast, SHOUTcast): each new `StreamTitle` goes to the handler given to
 /// ``onTitleChange(_:)``, on the stream thread.
-// @unchecked Sendable: reads and seeks come from one thread at a time (the engine's reader);
-// everything shared with the stream thread is atomic or behind a Mutex.
+///
+/// `@unchecked Sendable`: reads and seeks come from one thread at a time (the engine's reader);
+/// everything shared with the stream thread is atomic or behind a Mutex.
 public final class NetworkStream: FrameSource, @unchecked Sendable {
     /// Seconds of decoded audio the stream thread keeps ahead of playback.
     public static let bufferSeconds = 5

@@ -1,4 +1,5 @@
 internal import CPulse
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -52,12 +53,12 @@ public final class InputMonitor: @unchecked Sendable {
     final class Box: @unchecked Sendable {
         let mainloop: OpaquePointer
         let server: String?
-        /// The server's socket, when it is a file: its folder and name.
-        let socket: (folder: String, name: String)?
+        /// The server's socket, when it is a file.
+        let socket: SocketFileWatch?
         // Mainloop thread (or under its lock) only.
         var context: OpaquePointer?
         var lost: [OpaquePointer] = []
-        var watch: Int32 = -1
+        var watching = false
         var watchEvent: OpaquePointer?
         var retries = 0
         var connected = false
@@ -73,7 +74,7 @@ public final class InputMonitor: @unchecked Sendable {
         init(mainloop: OpaquePointer, server: String?) {
             self.mainloop = mainloop
             self.server = server
-            socket = InputMonitor.socketFile(of: server)
+            socket = SocketFileWatch.pulseSocket(server: server).flatMap { SocketFileWatch(path: $0) }
         }
         var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(mainloop) }
     }
@@ -136,8 +137,7 @@ public final class InputMonitor: @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
         box.watchEvent = nil
-        if box.watch >= 0 { Glibc.close(box.watch) }
-        box.watch = -1
+        box.watching = false
         if let context = box.context {
             pa_context_set_subscribe_callback(context, nil, nil)
             pa_context_set_state_callback(context, nil, nil)
@@ -154,21 +154,6 @@ public final class InputMonitor: @unchecked Sendable {
 
     /// How many times the monitor connected again after losing the server.
     public var reconnections: Int { box.reconnections.load(ordering: .acquiring) }
-
-    /// The socket file a server string names: `unix:PATH` or a bare path; for the default,
-    /// `PULSE_SERVER` if it is one, else `$XDG_RUNTIME_DIR/pulse/native`. Nil for TCP.
-    static func socketFile(of server: String?) -> (folder: String, name: String)? {
-        var path: String?
-        let named = server ?? getenv("PULSE_SERVER").map { String(cString: $0) }
-        if let named, !named.isEmpty {
-            if named.hasPrefix("unix:") { path = String(named.dropFirst(5)) } else if named.hasPrefix("/") { path = named }
-        } else if let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !runtime.isEmpty {
-            path = runtime + "/pulse/native"
-        }
-        guard let path, let slash = path.lastIndex(of: "/") else { return nil }
-        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
-        return (folder, String(path[path.index(after: slash)...]))
-    }
 
     /// Mainloop thread (or before it runs): makes a context and starts connecting it.
     @discardableResult
@@ -244,7 +229,7 @@ public final class InputMonitor: @unchecked Sendable {
 
     /// Mainloop thread: one connection attempt, unless connected or connecting.
     private static func attempt(_ box: Box) {
-        guard box.context == nil, box.watch >= 0 else { return }
+        guard box.context == nil, box.watching else { return }
         for context in box.lost {
             pa_context_disconnect(context)
             pa_context_unref(context)
@@ -253,38 +238,18 @@ public final class InputMonitor: @unchecked Sendable {
         connect(box)
     }
 
-    /// Under the mainloop's lock: watches the socket's folder for the socket being created.
+    /// Under the mainloop's lock: reads the socket's folder events in the main loop.
     private static func watchSocket(_ box: Box) {
         guard let socket = box.socket else { return }
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { return }
-        guard inotify_add_watch(fd, socket.folder, UInt32(IN_CREATE | IN_MOVED_TO | IN_ATTRIB)) >= 0 else {
-            Glibc.close(fd)
-            return
-        }
-        box.watch = fd
         let userdata = Unmanaged.passUnretained(box).toOpaque()
-        box.watchEvent = box.api?.pointee.io_new?(box.api, fd, PA_IO_EVENT_INPUT, { _, _, fd, _, userdata in
+        box.watchEvent = box.api?.pointee.io_new?(box.api, socket.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
             guard let userdata else { return }
             let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            var named = false
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                guard count > 0 else { break }
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let length = buffer.withUnsafeBytes { Int($0.load(fromByteOffset: offset + 12, as: UInt32.self)) }
-                    let start = offset + MemoryLayout<inotify_event>.size
-                    let bytes = buffer[start..<min(start + length, count)].prefix { $0 != 0 }
-                    if String(decoding: bytes, as: UTF8.self) == box.socket?.name { named = true }
-                    offset = start + length
-                }
-            }
-            guard named, box.context == nil else { return }
+            guard box.socket?.drainNamesSocket() == true, box.context == nil else { return }
             box.retries = 10
             InputMonitor.attempt(box)
         }, userdata)
+        box.watching = box.watchEvent != nil
     }
 
     /// The inputs now, the default first.

@@ -96,6 +96,10 @@ public final class Recording: @unchecked Sendable {
         // of the process while recording (the meters follow at that pace).
         buffer.wakeFrames.store(format.sampleRate / 10, ordering: .relaxed)
         meters = Mutex(MeterState(peak: Array(repeating: 0, count: format.channels), sumSquares: Array(repeating: 0, count: format.channels)))
+        stream.onResumed { [weak self] gap in
+            guard let self else { return }
+            for handler in resumedHandlers.withLock({ $0 }) { handler(gap) }
+        }
         let threadDone = writerDone
         let recording = Unmanaged.passUnretained(self)
         startThread(name: "earshot-writer") {
@@ -181,6 +185,15 @@ public final class Recording: @unchecked Sendable {
             ended.signal()
         }
         return control.withLock { $0.ending } ?? .finished
+    }
+
+    private let resumedHandlers = Mutex<[@Sendable (Double) -> Void]>([])
+
+    /// Calls `handler` with the gap in seconds each time the input resumes after the sound
+    /// server went away and came back (``AudioEngine/InputChoice/reconnectTimeout``): the
+    /// file goes on, without the time the server was away. On the input's reconnecting thread.
+    public func onInputResumed(_ handler: @escaping @Sendable (Double) -> Void) {
+        resumedHandlers.withLock { $0.append(handler) }
     }
 
     /// Calls `handler` once, on the writer thread, when the recording ends (by ``stop()``, the

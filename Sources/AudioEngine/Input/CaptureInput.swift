@@ -7,10 +7,14 @@ protocol CaptureInput: AnyObject, Sendable {
     /// Calls `handler` with the gap in seconds each time the input resumes after its sound
     /// server went away and came back (inputs that cannot do that never call it).
     func onResumed(_ handler: @escaping @Sendable (Double) -> Void)
+    /// Starts capturing if the input was opened idle (a prepared recording does not keep the
+    /// process awake); inputs that capture from the start ignore it.
+    func resume()
 }
 
 extension CaptureInput {
     func onResumed(_ handler: @escaping @Sendable (Double) -> Void) {}
+    func resume() {}
 }
 
 extension AudioEngine {

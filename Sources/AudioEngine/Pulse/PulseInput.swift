@@ -55,9 +55,11 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     /// `buffer.channels` Float32 channels at `buffer.sampleRate` on `device` (a source name;
     /// nil for the server's default source), asking for a fragment of `fragmentFrames`.
     /// `onLost` is called (on libpulse's thread, once) instead of failing the buffer when the
-    /// connection to the server is lost while capturing: the server went away.
+    /// connection to the server is lost while capturing: the server went away. A stream
+    /// opened `corked` delivers nothing (and wakes nobody) until ``resume()``.
     init(server address: String?, device: String?, identity: AudioEngine.StreamIdentity, buffer: CaptureBuffer,
-         fragmentFrames: Int, connectTimeout: Double = 3, onLost: (@Sendable (String) -> Void)? = nil) throws(AudioEngineError) {
+         fragmentFrames: Int, connectTimeout: Double = 3, corked: Bool = false,
+         onLost: (@Sendable (String) -> Void)? = nil) throws(AudioEngineError) {
         let place = device ?? "default source"
         guard let mainloop = pa_threaded_mainloop_new() else { throw .deviceUnavailable(device: place, reason: "pa_threaded_mainloop_new failed") }
         let callbacks = Context(mainloop: mainloop, buffer: buffer, onLost: onLost)
@@ -149,7 +151,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
                                         fragsize: UInt32(fragmentFrames) * frameBytes)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+                                      | PA_STREAM_ADJUST_LATENCY.rawValue | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         let connectedStream = device.map { pa_stream_connect_record(stream, $0, &attributes, flags) }
             ?? pa_stream_connect_record(stream, nil, &attributes, flags)
         guard connectedStream >= 0 else { throw fail(stream, place, PulseInput.error(context)) }
@@ -172,11 +174,22 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         self.context = context
         self.stream = stream
         self.callbacks = callbacks
+        self.corked = Atomic(corked)
         self.server = serverName
         self.source = sourceName
     }
 
     deinit { close() }
+
+    private let corked: Atomic<Bool>
+
+    /// Starts delivering, if the stream was opened corked. Any thread but libpulse's.
+    func resume() {
+        guard corked.exchange(false, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
+        pa_threaded_mainloop_unlock(mainloop)
+    }
 
     /// The capture callback (libpulse's thread, the mainloop's lock held).
     private static func read(_ stream: OpaquePointer, _ callbacks: Context) {

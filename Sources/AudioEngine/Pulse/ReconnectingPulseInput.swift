@@ -29,6 +29,8 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     private let resumed = Mutex<[@Sendable (Double) -> Void]>([])
     private(set) var kind: AudioEngine.InputKind
+    /// Set by ``resume()``: streams opened from then on deliver at once.
+    private let started = Atomic<Bool>(false)
 
     /// Opens the first stream, as ``PulseInput/init(server:device:identity:buffer:fragmentFrames:connectTimeout:onLost:)``.
     init(server address: String?, device: String?, identity: AudioEngine.StreamIdentity, buffer: CaptureBuffer,
@@ -61,9 +63,16 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
         resumed.withLock { $0.append(handler) }
     }
 
+    /// Starts the stream (opened corked until then).
+    func resume() {
+        started.store(true, ordering: .releasing)
+        current.withLock { $0 }?.resume()
+    }
+
     private func open(connectTimeout: Double) throws(AudioEngineError) -> PulseInput {
         try PulseInput(server: address, device: device, identity: identity, buffer: buffer, fragmentFrames: fragmentFrames,
-                       connectTimeout: connectTimeout, onLost: { [weak self] reason in self?.lost(reason) })
+                       connectTimeout: connectTimeout, corked: !started.load(ordering: .acquiring),
+                       onLost: { [weak self] reason in self?.lost(reason) })
     }
 
     /// libpulse's thread: the server went away. The old stream is closed from another thread
@@ -99,6 +108,7 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
                         input.close()
                         return
                     }
+                    if started.load(ordering: .acquiring) { input.resume() }
                     let gap = MonotonicClock.seconds() - since
                     for handler in resumed.withLock({ $0 }) { handler(gap) }
                     return

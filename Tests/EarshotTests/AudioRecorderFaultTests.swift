@@ -214,4 +214,38 @@ import TestSupport
         let probe = try await run("ffprobe", ["-v", "error", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }
+
+    @Test("the source removed while recording on PipeWire (pipewire-pulse): the recording goes on into a valid file")
+    func sourceRemovedOnPipeWire() async throws {
+        let rig = try RecordingRig(pipewire: true)
+        let server = try #require(rig.pipewire)
+        // pipewire-pulse 0.3.65 has no module-null-source: a second null sink's monitor is
+        // the source (silent: nothing plays into it), removed with its sink.
+        let module = try server.pactl("load-module", "module-null-sink", "sink_name=usb_mic", "channels=2")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try server.pactl("set-default-sink", server.sinkName)
+        let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
+        let path = rig.path("moved-pw.wav")
+        try await eventually("the second sink's monitor", timeout: 3) {
+            ((try? server.pactl("list", "short", "sources")) ?? "").contains("usb_mic.monitor")
+        }
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: .init(device: "usb_mic.monitor", soundServer: rig.address), session: nil)
+        try recorder.prepare()
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        _ = try server.pactl("unload-module", module)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(recorder.isRecording, "the recording stopped with the source: \(String(describing: recorder.lastError))")
+        recorder.stop()
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        #expect(audio.duration > 1.5, "the file holds \(audio.duration) s")
+        #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
 }

@@ -248,4 +248,47 @@ import TestSupport
         let probe = try await run("ffprobe", ["-v", "error", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }
+
+    @Test("pipewire-pulse restarted while recording on PipeWire: the recording goes on into the same file, the gap said in an event")
+    func serverRestartedOnPipeWire() async throws {
+        let rig = try RecordingRig(pipewire: true)
+        let server = try #require(rig.pipewire)
+        let path = rig.path("goes-on-pw.flac")
+        let tone = try TestSignals.sine(frequency: 1000, duration: 8, level: -6)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        try recorder.prepare()
+        let gaps = Locked<[Double]>([])
+        let errors = Locked<[RecordingError]>([])
+        let events = Task {
+            for await event in recorder.events {
+                switch event {
+                case .inputResumed(let gap): gaps.withLock { $0.append(gap) }
+                case .encodeError(let error): errors.withLock { $0.append(error) }
+                case .finished: return
+                }
+            }
+        }
+        let before = try rig.play(tone)
+        defer { before.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        try server.restartPulseServer()
+        _ = try? server.pactl("set-default-source", server.sinkName + ".monitor")
+        try await eventually("the input resumed", timeout: 6) { !gaps.value.isEmpty || !errors.value.isEmpty }
+        let after = try rig.play(tone)
+        defer { after.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(recorder.isRecording, "the recording stopped: \(errors.value)")
+        recorder.stop()
+        _ = await events.value
+        #expect(errors.value.isEmpty, "\(errors.value)")
+        #expect(gaps.value.count == 1, "\(gaps.value)")
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the restart: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
 }

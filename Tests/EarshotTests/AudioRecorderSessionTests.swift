@@ -214,4 +214,36 @@ import TestSupport
         #expect(session.existingInputMonitor()?.reconnections == 1)
         withExtendedLifetime(token) {}
     }
+
+    @Test("record silences the process's playback at the sink (captured from its monitor); playAndRecord lets the same player be heard")
+    func recordSilencesPlaybackAtTheSink() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "silenced", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        let tone = URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 8, level: -6))
+        let player = try AudioPlayer(contentsOf: tone, engine: engine)
+        defer { player.stop() }
+        let silenced = try await Capture(server: server).record {
+            #expect(player.play())
+            try await Task.sleep(for: .milliseconds(1500))
+        }
+        #expect(player.isPlaying)
+        #expect(silenced.isSilent(range: 0.3..<1.3), "the record category let playback through: \(silenced.rmsDBFS(range: 0.3..<1.3)) dBFS")
+
+        try await session.setCategory(.playAndRecord)
+        let heard = try await Capture(server: server).record {
+            try await Task.sleep(for: .milliseconds(1500))
+        }
+        let frequency = try #require(heard.dominantFrequency(channel: 0, range: 0.3..<1.3))
+        #expect(abs(frequency - 1000) < 1, "playAndRecord: \(frequency) Hz")
+        #expect(abs(heard.rmsDBFS(channel: 0, range: 0.3..<1.3) - (-9)) < 1.5, "\(heard.rmsDBFS(channel: 0, range: 0.3..<1.3)) dBFS")
+    }
 }

@@ -57,8 +57,8 @@ extension AudioSession {
         return monitor
     }
 
-    /// Posts a `routeChange` for each change of the inputs (the reason from
-    /// ``InputRouteRule``, the previous route with the inputs before), and an
+    /// Posts a `routeChange` for each change of the inputs that ``InputRouteRule`` gives a
+    /// reason (the previous route with the inputs before), and an
     /// `inputAvailabilityChange` when ``isInputAvailable`` flips.
     private func postInputChanges(of monitor: InputMonitor) {
         let last = Mutex(monitor.inputs)
@@ -68,10 +68,11 @@ extension AudioSession {
                 defer { value = inputs }
                 return value
             }
-            guard let reason = InputRouteRule.reason(from: old, to: inputs) else { return }
-            let outputs = self.routeMonitor()?.currentRoute ?? .empty
-            self.post(.routeChange(RouteChange(reason: reason, previousRoute: outputs.with(inputs: old),
-                                               currentRoute: outputs.with(inputs: inputs))))
+            if let reason = InputRouteRule.reason(from: old, to: inputs) {
+                let outputs = self.routeMonitor()?.currentRoute ?? .empty
+                self.post(.routeChange(RouteChange(reason: reason, previousRoute: outputs.with(inputs: old),
+                                                   currentRoute: outputs.with(inputs: inputs))))
+            }
             if old.isEmpty != inputs.isEmpty { self.post(.inputAvailabilityChange(isInputAvailable: !inputs.isEmpty)) }
         }
     }

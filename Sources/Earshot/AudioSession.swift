@@ -54,8 +54,8 @@ public final class AudioSession: Sendable {
         /// reads false; the next `play()` activates the session again.
         case deactivatedAfterSilence
         /// ``isInputAvailable`` changed: the first input appeared (a microphone plugged, the
-        /// sound server back) or the last one went away. A `routeChange` for the inputs comes
-        /// first.
+        /// sound server back) or the last one went away. When a microphone (not a monitor)
+        /// is what changed, a `routeChange` for the inputs comes first.
         case inputAvailabilityChange(isInputAvailable: Bool)
     }
 

@@ -18,7 +18,16 @@ import Testing
     func appeared() {
         #expect(InputRouteRule.reason(from: [monitor], to: [monitor, headset]) == .newDeviceAvailable)
         #expect(InputRouteRule.reason(from: [monitor], to: [headset, monitor]) == .newDeviceAvailable)
-        #expect(InputRouteRule.reason(from: [], to: [monitor]) == .newDeviceAvailable)
+        #expect(InputRouteRule.reason(from: [], to: [headset]) == .newDeviceAvailable)
+    }
+
+    @Test("changes of monitors only (the default monitor following the default sink, the server gone) are no input route change")
+    func monitorsOnly() {
+        let other = AudioInputPort(name: "other.monitor", portName: "Monitor of Other", channels: 2, isMonitor: true)
+        #expect(InputRouteRule.reason(from: [monitor], to: [other]) == nil)
+        #expect(InputRouteRule.reason(from: [monitor], to: []) == nil)
+        #expect(InputRouteRule.reason(from: [], to: [monitor]) == nil)
+        #expect(InputRouteRule.reason(from: [monitor, headset], to: [other, headset]) == nil)
     }
 
     @Test("the input in use disappearing is oldDeviceUnavailable; another one leaving is unknown")
@@ -31,6 +40,7 @@ import Testing
     @Test("the default switching to an input already there is override; a changed description is unknown")
     func switched() {
         #expect(InputRouteRule.reason(from: [monitor, builtIn], to: [builtIn, monitor]) == .override)
+        #expect(InputRouteRule.reason(from: [builtIn, headset], to: [headset, builtIn]) == .override)
         var renamed = builtIn
         renamed.portName = "Front Microphone"
         #expect(InputRouteRule.reason(from: [builtIn], to: [renamed]) == .unknown)

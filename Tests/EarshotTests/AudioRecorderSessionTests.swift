@@ -180,7 +180,7 @@ import TestSupport
         withExtendedLifetime(token) {}
     }
 
-    @Test("the sound server restarted: the inputs go (oldDeviceUnavailable, no input available) and come back by themselves (newDeviceAvailable, available again)")
+    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted")
     func inputsAfterServerRestart() async throws {
         let rig = try RecordingRig()
         let server = try #require(rig.pulse)
@@ -208,7 +208,8 @@ import TestSupport
         }
         try server.restart()
         try await eventually("the inputs back after the restart", timeout: 5) { availability.value == [false, true] }
-        #expect(reasons.value == [.oldDeviceUnavailable, .newDeviceAvailable], "\(reasons.value)")
+        // Only a monitor went and came back: the output side reports that route change.
+        #expect(reasons.value.isEmpty, "\(reasons.value)")
         #expect(session.isInputAvailable)
         #expect(session.currentRoute.inputs.first?.name == server.monitorName, "\(session.currentRoute)")
         #expect(session.existingInputMonitor()?.reconnections == 1)

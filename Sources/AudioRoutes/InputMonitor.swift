@@ -53,8 +53,11 @@ public final class InputMonitor: @unchecked Sendable {
     final class Box: @unchecked Sendable {
         let mainloop: OpaquePointer
         let server: String?
-        /// The server's socket, when it is a file.
-        let socket: SocketFileWatch?
+        /// The server's socket file, when it is one.
+        let socketPath: String?
+        /// While the server is away: the watch on the socket's folder (none while connected,
+        /// so an idle monitor holds no inotify instance).
+        var socket: SocketFileWatch?
         // Mainloop thread (or under its lock) only.
         var context: OpaquePointer?
         var lost: [OpaquePointer] = []
@@ -74,7 +77,7 @@ public final class InputMonitor: @unchecked Sendable {
         init(mainloop: OpaquePointer, server: String?) {
             self.mainloop = mainloop
             self.server = server
-            socket = SocketFileWatch.pulseSocket(server: server).flatMap { SocketFileWatch(path: $0) }
+            socketPath = SocketFileWatch.pulseSocket(server: server)
         }
         var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(mainloop) }
     }
@@ -123,7 +126,6 @@ public final class InputMonitor: @unchecked Sendable {
             pa_threaded_mainloop_wait(mainloop)
         }
         if let timer { api?.pointee.time_free?(timer) }
-        InputMonitor.watchSocket(box)
         pa_threaded_mainloop_unlock(mainloop)
         self.mainloop = mainloop
         self.box = box
@@ -138,6 +140,7 @@ public final class InputMonitor: @unchecked Sendable {
         if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
         box.watchEvent = nil
         box.watching = false
+        box.socket = nil
         if let context = box.context {
             pa_context_set_subscribe_callback(context, nil, nil)
             pa_context_set_state_callback(context, nil, nil)
@@ -167,6 +170,7 @@ public final class InputMonitor: @unchecked Sendable {
             if state == PA_CONTEXT_READY {
                 box.connected = true
                 box.retries = 0
+                InputMonitor.unwatchSocket(box)
                 pa_context_set_subscribe_callback(context, { context, _, _, userdata in
                     guard let context, let userdata else { return }
                     InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
@@ -212,13 +216,23 @@ public final class InputMonitor: @unchecked Sendable {
             box.defaultSource = nil
             finish(box)
         }
-        // Right after an event a new server may not listen yet: a few more tries.
-        if box.retries > 0 {
+        // First loss: watch the socket's folder, then try once (the server may be back
+        // already); later failures wait for the socket to be created.
+        // (Attempts run from a timer: not inside the lost context's own callback.)
+        var delay: pa_usec_t?
+        if box.socket == nil {
+            watchSocket(box)
+            if box.watching { delay = 0 }
+        } else if box.retries > 0 {
+            // Right after an event a new server may not listen yet: a few more tries.
             box.retries -= 1
+            delay = 50_000
+        }
+        if let delay {
             let userdata = Unmanaged.passUnretained(box).toOpaque()
             var tv = timeval()
             pa_gettimeofday(&tv)
-            pa_timeval_add(&tv, 50_000)
+            pa_timeval_add(&tv, delay)
             _ = box.api?.pointee.time_new?(box.api, &tv, { api, event, _, userdata in
                 api?.pointee.time_free?(event)
                 guard let userdata else { return }
@@ -238,9 +252,18 @@ public final class InputMonitor: @unchecked Sendable {
         connect(box)
     }
 
-    /// Under the mainloop's lock: reads the socket's folder events in the main loop.
+    /// Mainloop thread: stops watching (connected again).
+    private static func unwatchSocket(_ box: Box) {
+        if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
+        box.watchEvent = nil
+        box.watching = false
+        box.socket = nil
+    }
+
+    /// Mainloop thread: watches the socket's folder, its events read in the main loop.
     private static func watchSocket(_ box: Box) {
-        guard let socket = box.socket else { return }
+        guard let path = box.socketPath, let socket = SocketFileWatch(path: path) else { return }
+        box.socket = socket
         let userdata = Unmanaged.passUnretained(box).toOpaque()
         box.watchEvent = box.api?.pointee.io_new?(box.api, socket.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
             guard let userdata else { return }

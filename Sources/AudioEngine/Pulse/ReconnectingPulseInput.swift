@@ -24,7 +24,11 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
     private let buffer: CaptureBuffer
     private let fragmentFrames: Int
     private let reconnectTimeout: Double
-    private let watch: SocketFileWatch?
+    /// The server's socket file, when it is one (a TCP server cannot be waited for).
+    private let socketPath: String?
+    /// While reconnecting: the watch on the socket's folder (made then, so that an idle
+    /// input holds no inotify instance).
+    private let watch = Mutex<SocketFileWatch?>(nil)
     private let current = Mutex<PulseInput?>(nil)
     private let closed = Atomic<Bool>(false)
     private let resumed = Mutex<[@Sendable (Double) -> Void]>([])
@@ -41,7 +45,7 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
         self.buffer = buffer
         self.fragmentFrames = fragmentFrames
         self.reconnectTimeout = reconnectTimeout.isFinite ? max(0, reconnectTimeout) : 0
-        watch = reconnectTimeout > 0 ? SocketFileWatch.pulseSocket(server: address).flatMap { SocketFileWatch(path: $0) } : nil
+        socketPath = SocketFileWatch.pulseSocket(server: address)
         kind = .alsa(device: "")
         let first = try open(connectTimeout: 3)
         kind = first.kind
@@ -52,7 +56,7 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
 
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        watch?.cancel()
+        watch.withLock { $0 }?.cancel()
         current.withLock { input in
             defer { input = nil }
             return input
@@ -94,40 +98,55 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
         }?.close()
         let deadline = since + reconnectTimeout
         var quickRetries = 0
-        if let watch {
-            while !closed.load(ordering: .acquiring) {
-                let left = deadline - MonotonicClock.seconds()
-                guard left > 0 else { break }
-                if let input = try? open(connectTimeout: min(left, 2)) {
-                    let kept = current.withLock { slot -> Bool in
-                        guard !closed.load(ordering: .acquiring) else { return false }
-                        slot = input
-                        return true
-                    }
-                    guard kept else {
-                        input.close()
-                        return
-                    }
-                    if started.load(ordering: .acquiring) { input.resume() }
-                    let gap = MonotonicClock.seconds() - since
-                    for handler in resumed.withLock({ $0 }) { handler(gap) }
+        var waiting: SocketFileWatch?
+        var why = ""
+        defer { watch.withLock { $0 = nil } }
+        while !closed.load(ordering: .acquiring) {
+            let left = deadline - MonotonicClock.seconds()
+            guard left > 0 else {
+                why = " and did not come back within \(Self.seconds(reconnectTimeout))"
+                break
+            }
+            if let input = try? open(connectTimeout: min(left, 2)) {
+                let kept = current.withLock { slot -> Bool in
+                    guard !closed.load(ordering: .acquiring) else { return false }
+                    slot = input
+                    return true
+                }
+                guard kept else {
+                    input.close()
                     return
                 }
-                if quickRetries > 0 {
-                    quickRetries -= 1
-                    usleep(50_000)
-                    continue
+                if started.load(ordering: .acquiring) { input.resume() }
+                let gap = MonotonicClock.seconds() - since
+                for handler in resumed.withLock({ $0 }) { handler(gap) }
+                return
+            }
+            if quickRetries > 0 {
+                quickRetries -= 1
+                usleep(50_000)
+                continue
+            }
+            guard let current = waiting else {
+                // First failure: watch the socket's folder, then try once more (the server
+                // may have come back before the watch was in place).
+                guard let path = socketPath, let made = SocketFileWatch(path: path) else {
+                    why = " (its socket cannot be watched for its return)"
+                    break
                 }
-                switch watch.wait(seconds: deadline - MonotonicClock.seconds()) {
-                case .created: quickRetries = 10
-                case .cancelled: return
-                case .timedOut: break
-                }
+                waiting = made
+                watch.withLock { $0 = made }
+                if closed.load(ordering: .acquiring) { return }
+                continue
+            }
+            switch current.wait(seconds: deadline - MonotonicClock.seconds()) {
+            case .created: quickRetries = 10
+            case .cancelled: return
+            case .timedOut: continue
             }
         }
         guard !closed.load(ordering: .acquiring) else { return }
-        let waited = reconnectTimeout > 0 && watch != nil ? " and did not come back within \(Self.seconds(reconnectTimeout))" : ""
-        buffer.fail(reason + waited)
+        buffer.fail(reason + why)
     }
 
     private static func seconds(_ value: Double) -> String {

@@ -46,18 +46,33 @@ public struct AudioPort: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The outputs audio goes to now. Empty when there is nowhere to play (no server and no
-/// card, the server gone, or the active port unplugged with nothing to switch to).
+/// The outputs audio goes to now, and the inputs a recording would use. Outputs are empty
+/// when there is nowhere to play (no server and no card, the server gone, or the active port
+/// unplugged with nothing to switch to); inputs are empty when nothing can be recorded, or
+/// when the route comes from a ``RouteMonitor`` alone (it follows outputs only; the session
+/// adds the inputs).
 public struct AudioRoute: Sendable, Hashable, CustomStringConvertible {
+    /// The outputs, the one in use first.
     public var outputs: [AudioPort]
+    /// The inputs, the default one first (ports with names and channels).
+    public var inputs: [AudioInputPort]
 
-    public init(outputs: [AudioPort]) { self.outputs = outputs }
+    /// A route with these outputs and inputs.
+    public init(outputs: [AudioPort], inputs: [AudioInputPort] = []) {
+        self.outputs = outputs
+        self.inputs = inputs
+    }
 
-    /// The route with no outputs.
+    /// The route with no outputs and no inputs.
     public static let empty = AudioRoute(outputs: [])
 
+    /// This route with other inputs.
+    public func with(inputs: [AudioInputPort]) -> AudioRoute { AudioRoute(outputs: outputs, inputs: inputs) }
+
+    /// “outputs; inputs: …” (the inputs only when there are some).
     public var description: String {
-        outputs.isEmpty ? "(no outputs)" : outputs.map(\.description).joined(separator: ", ")
+        let out = outputs.isEmpty ? "(no outputs)" : outputs.map(\.description).joined(separator: ", ")
+        return inputs.isEmpty ? out : out + "; inputs: " + inputs.map(\.description).joined(separator: ", ")
     }
 }
 

@@ -1,4 +1,5 @@
 internal import CPulse
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -35,16 +36,35 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 /// The inputs are the sources that are not monitors, plus the default source when it is a
 /// monitor (someone chose to record what plays). The default input comes first.
 ///
+/// When the server goes away, the inputs become empty (handlers see it) and the monitor
+/// waits for the server's socket to be created again (inotify on its folder, read in the
+/// same main loop), then reconnects and reads the inputs. A server just created may not
+/// listen yet: an attempt right after the event that fails is repeated a few times, 50 ms
+/// apart, and then waits for the next event. Servers reached over TCP are not followed
+/// after a loss (there is no file to watch).
+///
 /// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
 /// the results are kept under a mutex.
 public final class InputMonitor: @unchecked Sendable {
     private let mainloop: OpaquePointer
-    private let context: OpaquePointer
     private let box: Box
     private let closed = Atomic<Bool>(false)
 
     final class Box: @unchecked Sendable {
         let mainloop: OpaquePointer
+        let server: String?
+        /// The server's socket file, when it is one.
+        let socketPath: String?
+        /// While the server is away: the watch on the socket's folder (none while connected,
+        /// so an idle monitor holds no inotify instance).
+        var socket: SocketFileWatch?
+        // Mainloop thread (or under its lock) only.
+        var context: OpaquePointer?
+        var lost: [OpaquePointer] = []
+        var watching = false
+        var watchEvent: OpaquePointer?
+        var retries = 0
+        var connected = false
         var defaultSource: String?
         var collecting: [AudioInputPort] = []
         var pending = 0
@@ -52,7 +72,14 @@ public final class InputMonitor: @unchecked Sendable {
         let handlers = Mutex<[@Sendable ([AudioInputPort]) -> Void]>([])
         let ready = Atomic<Bool>(false)
         let timedOut = Atomic<Bool>(false)
-        init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+        /// How many times the monitor connected again after a loss (for tests).
+        let reconnections = Atomic<Int>(0)
+        init(mainloop: OpaquePointer, server: String?) {
+            self.mainloop = mainloop
+            self.server = server
+            socketPath = SocketFileWatch.pulseSocket(server: server)
+        }
+        var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(mainloop) }
     }
 
     /// Connects to `server` (or libpulse's default) and reads the inputs once before returning.
@@ -60,49 +87,37 @@ public final class InputMonitor: @unchecked Sendable {
     /// - Throws: ``RouteError`` when no server answers within `timeout` seconds.
     public init(server: String? = nil, timeout: Double = 3) throws(RouteError) {
         guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
-        let box = Box(mainloop: mainloop)
+        let box = Box(mainloop: mainloop, server: server)
         let userdata = Unmanaged.passUnretained(box).toOpaque()
-        guard let context = pa_context_new(pa_threaded_mainloop_get_api(mainloop), "earshot inputs") else {
+        guard InputMonitor.connect(box) else {
             pa_threaded_mainloop_free(mainloop)
-            throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_context_new failed")
+            throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
         }
-        pa_context_set_state_callback(context, { context, userdata in
-            guard let context, let userdata else { return }
-            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            if pa_context_get_state(context) == PA_CONTEXT_READY {
-                pa_context_set_subscribe_callback(context, { context, _, _, userdata in
-                    guard let context, let userdata else { return }
-                    InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
-                }, userdata)
-                let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-                if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
-                InputMonitor.query(context, box)
-            }
-            pa_threaded_mainloop_signal(box.mainloop, 0)
-        }, userdata)
-        let connected = server.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_context_unref(context)
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            if let context = box.context { pa_context_unref(context) }
             pa_threaded_mainloop_free(mainloop)
             throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
         }
         pa_threaded_mainloop_lock(mainloop)
         // A server that accepts and never answers: a timer wakes the wait below.
-        let api = pa_threaded_mainloop_get_api(mainloop)
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(timeout * 1e6), { _, _, _, userdata in
-            guard let userdata else { return }
-            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            box.timedOut.store(true, ordering: .releasing)
-            pa_threaded_mainloop_signal(box.mainloop, 0)
-        }, userdata)
+        let api = box.api
+        let timer = box.context.flatMap { context in
+            pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(timeout * 1e6), { _, _, _, userdata in
+                guard let userdata else { return }
+                let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+                box.timedOut.store(true, ordering: .releasing)
+                pa_threaded_mainloop_signal(box.mainloop, 0)
+            }, userdata)
+        }
         while !box.ready.load(ordering: .acquiring) {
-            let state = pa_context_get_state(context)
+            let state = box.context.map { pa_context_get_state($0) } ?? PA_CONTEXT_FAILED
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED || box.timedOut.load(ordering: .acquiring) {
                 if let timer { api?.pointee.time_free?(timer) }
-                pa_context_set_state_callback(context, nil, nil)
-                pa_context_disconnect(context)
-                pa_context_unref(context)
+                if let context = box.context {
+                    pa_context_set_state_callback(context, nil, nil)
+                    pa_context_disconnect(context)
+                    pa_context_unref(context)
+                }
                 pa_threaded_mainloop_unlock(mainloop)
                 pa_threaded_mainloop_stop(mainloop)
                 pa_threaded_mainloop_free(mainloop)
@@ -113,7 +128,6 @@ public final class InputMonitor: @unchecked Sendable {
         if let timer { api?.pointee.time_free?(timer) }
         pa_threaded_mainloop_unlock(mainloop)
         self.mainloop = mainloop
-        self.context = context
         self.box = box
     }
 
@@ -123,13 +137,142 @@ public final class InputMonitor: @unchecked Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
-        pa_context_set_subscribe_callback(context, nil, nil)
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
+        if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
+        box.watchEvent = nil
+        box.watching = false
+        box.socket = nil
+        if let context = box.context {
+            pa_context_set_subscribe_callback(context, nil, nil)
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        box.context = nil
+        for context in box.lost { pa_context_unref(context) }
+        box.lost = []
         pa_threaded_mainloop_unlock(mainloop)
         pa_threaded_mainloop_stop(mainloop)
         pa_threaded_mainloop_free(mainloop)
+    }
+
+    /// How many times the monitor connected again after losing the server.
+    public var reconnections: Int { box.reconnections.load(ordering: .acquiring) }
+
+    /// Mainloop thread (or before it runs): makes a context and starts connecting it.
+    @discardableResult
+    private static func connect(_ box: Box) -> Bool {
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        guard let context = pa_context_new(box.api, "earshot inputs") else { return false }
+        pa_context_set_state_callback(context, { context, userdata in
+            guard let context, let userdata else { return }
+            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+            let state = pa_context_get_state(context)
+            if state == PA_CONTEXT_READY {
+                box.connected = true
+                box.retries = 0
+                InputMonitor.unwatchSocket(box)
+                pa_context_set_subscribe_callback(context, { context, _, _, userdata in
+                    guard let context, let userdata else { return }
+                    InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
+                }, userdata)
+                let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+                if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
+                box.pending = 0
+                if box.ready.load(ordering: .acquiring) { box.reconnections.add(1, ordering: .releasing) }
+                InputMonitor.query(context, box)
+            } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED, box.ready.load(ordering: .acquiring) {
+                InputMonitor.lose(box)
+            }
+            pa_threaded_mainloop_signal(box.mainloop, 0)
+        }, userdata)
+        box.context = context
+        let connected = box.server.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        if connected < 0 {
+            // Unless the state callback already did, treat the context as lost here.
+            if box.ready.load(ordering: .acquiring) {
+                if box.context == context { lose(box) }
+                return true
+            }
+            box.context = nil
+            pa_context_unref(context)
+            return false
+        }
+        return true
+    }
+
+    /// Mainloop thread: the connection failed or was lost. The inputs are gone; the context
+    /// is kept until the next attempt (it cannot be freed inside its own callback).
+    private static func lose(_ box: Box) {
+        guard let context = box.context else { return }
+        pa_context_set_subscribe_callback(context, nil, nil)
+        pa_context_set_state_callback(context, nil, nil)
+        box.lost.append(context)
+        box.context = nil
+        let wasConnected = box.connected
+        box.connected = false
+        if wasConnected {
+            box.collecting = []
+            box.defaultSource = nil
+            finish(box)
+        }
+        // First loss: watch the socket's folder, then try once (the server may be back
+        // already); later failures wait for the socket to be created.
+        // (Attempts run from a timer: not inside the lost context's own callback.)
+        var delay: pa_usec_t?
+        if box.socket == nil {
+            watchSocket(box)
+            if box.watching { delay = 0 }
+        } else if box.retries > 0 {
+            // Right after an event a new server may not listen yet: a few more tries.
+            box.retries -= 1
+            delay = 50_000
+        }
+        if let delay {
+            let userdata = Unmanaged.passUnretained(box).toOpaque()
+            var tv = timeval()
+            pa_gettimeofday(&tv)
+            pa_timeval_add(&tv, delay)
+            _ = box.api?.pointee.time_new?(box.api, &tv, { api, event, _, userdata in
+                api?.pointee.time_free?(event)
+                guard let userdata else { return }
+                InputMonitor.attempt(Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
+            }, userdata)
+        }
+    }
+
+    /// Mainloop thread: one connection attempt, unless connected or connecting.
+    private static func attempt(_ box: Box) {
+        guard box.context == nil, box.watching else { return }
+        for context in box.lost {
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+        }
+        box.lost = []
+        connect(box)
+    }
+
+    /// Mainloop thread: stops watching (connected again).
+    private static func unwatchSocket(_ box: Box) {
+        if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
+        box.watchEvent = nil
+        box.watching = false
+        box.socket = nil
+    }
+
+    /// Mainloop thread: watches the socket's folder, its events read in the main loop.
+    private static func watchSocket(_ box: Box) {
+        guard let path = box.socketPath, let socket = SocketFileWatch(path: path) else { return }
+        box.socket = socket
+        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        box.watchEvent = box.api?.pointee.io_new?(box.api, socket.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
+            guard let userdata else { return }
+            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
+            guard box.socket?.drainNamesSocket() == true, box.context == nil else { return }
+            box.retries = 10
+            InputMonitor.attempt(box)
+        }, userdata)
+        box.watching = box.watchEvent != nil
     }
 
     /// The inputs now, the default first.

@@ -21,6 +21,10 @@ public final class AudioRecorder: Sendable {
         /// The file could not be written or the input failed; the recorder stopped and the
         /// file holds what was recorded until then.
         case encodeError(RecordingError)
+        /// The sound server went away while recording and came back within the input's
+        /// ``AudioEngine/InputChoice/reconnectTimeout``: the recorder goes on into the same
+        /// file, which does not hold the `gap` seconds the server was away.
+        case inputResumed(gap: TimeInterval)
     }
 
     /// The file being recorded.
@@ -148,6 +152,7 @@ public final class AudioRecorder: Sendable {
         let recording = try Recording(path: url.path, format: format, input: choice, identity: identity, engine: engine)
         recording.isMeteringEnabled.store(isMeteringEnabled, ordering: .relaxed)
         recording.onEnd { [weak self] ending in self?.ended(ending) }
+        recording.onInputResumed { [weak self] gap in self?.continuation.yield(.inputResumed(gap: gap)) }
         state.withLock { s in
             s.recording = recording
             s.finalDuration = 0

@@ -269,6 +269,8 @@ extension AudioSession {
     private func startWatchingRoutes() {
         let monitor = try? RouteMonitor { [weak self] change in self?.routeChanged(change) }
         state.withLock { $0.routes = monitor }
+        // Input changes are route changes too: follow them from the start.
+        _ = inputMonitor()
     }
 
     /// Posts the change. Audio continues across a route change; on `oldDeviceUnavailable`
@@ -277,6 +279,8 @@ extension AudioSession {
     /// device went away, and on iOS a route change is a notification, not an interruption.
     private func routeChanged(_ change: RouteChange) {
         if change.reason == .oldDeviceUnavailable { pausePlayersForLostDevice() }
-        post(.routeChange(change))
+        let inputs = existingInputMonitor()?.inputs ?? []
+        post(.routeChange(RouteChange(reason: change.reason, previousRoute: change.previousRoute.with(inputs: inputs),
+                                      currentRoute: change.currentRoute.with(inputs: inputs))))
     }
 }

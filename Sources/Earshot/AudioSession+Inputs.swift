@@ -7,19 +7,73 @@ import Synchronization
 // session rather than in its state: one monitor per session, made on first use.
 
 extension AudioSession {
-    private static let inputMonitors = Mutex<[ObjectIdentifier: InputMonitor]>([:])
-    private static let preferredInputs = Mutex<[ObjectIdentifier: AudioInputPort]>([:])
+    /// A session's input side. Keyed by the session's identity, which a later session may
+    /// reuse once this one is gone: the weak reference tells them apart.
+    private struct InputsEntry {
+        weak var session: AudioSession?
+        var monitor: InputMonitor?
+        var preferred: AudioInputPort?
+    }
+    private static let inputEntries = Mutex<[ObjectIdentifier: InputsEntry]>([:])
+
+    /// This session's entry, dropping (and returning, to close) one a gone session left.
+    private static func entry(of session: AudioSession, _ body: (inout InputsEntry) -> Void) -> InputMonitor? {
+        inputEntries.withLock { entries in
+            let id = ObjectIdentifier(session)
+            var stale: InputMonitor?
+            var entry = entries[id] ?? InputsEntry(session: session)
+            if entry.session !== session {
+                stale = entry.monitor
+                entry = InputsEntry(session: session)
+            }
+            body(&entry)
+            entries[id] = entry
+            return stale
+        }
+    }
 
     /// The session's input monitor, connected on first use to the engine's sound server;
     /// nil when none answers (inputs are then not known: ALSA capture may still work).
     func inputMonitor() -> InputMonitor? {
-        let id = ObjectIdentifier(self)
-        if let monitor = AudioSession.inputMonitors.withLock({ $0[id] }) { return monitor }
+        if let monitor = existingInputMonitor() { return monitor }
         guard let monitor = try? InputMonitor(server: engine.configuration.soundServer) else { return nil }
-        return AudioSession.inputMonitors.withLock { monitors in
-            if let existing = monitors[id] { return existing }
-            monitors[id] = monitor
-            return monitor
+        var kept = monitor
+        var isNew = false
+        let stale = AudioSession.entry(of: self) { entry in
+            if let existing = entry.monitor { kept = existing } else {
+                entry.monitor = monitor
+                isNew = true
+            }
+        }
+        stale?.close()
+        if isNew { postInputChanges(of: kept) } else { monitor.close() }
+        return kept
+    }
+
+    /// The session's input monitor if one was made; never connects.
+    func existingInputMonitor() -> InputMonitor? {
+        var monitor: InputMonitor?
+        AudioSession.entry(of: self) { monitor = $0.monitor }?.close()
+        return monitor
+    }
+
+    /// Posts a `routeChange` for each change of the inputs that ``InputRouteRule`` gives a
+    /// reason (the previous route with the inputs before), and an
+    /// `inputAvailabilityChange` when ``isInputAvailable`` flips.
+    private func postInputChanges(of monitor: InputMonitor) {
+        let last = Mutex(monitor.inputs)
+        monitor.onChange { [weak self] inputs in
+            guard let self else { return }
+            let old = last.withLock { value -> [AudioInputPort] in
+                defer { value = inputs }
+                return value
+            }
+            if let reason = InputRouteRule.reason(from: old, to: inputs) {
+                let outputs = self.routeMonitor()?.currentRoute ?? .empty
+                self.post(.routeChange(RouteChange(reason: reason, previousRoute: outputs.with(inputs: old),
+                                                   currentRoute: outputs.with(inputs: inputs))))
+            }
+            if old.isEmpty != inputs.isEmpty { self.post(.inputAvailabilityChange(isInputAvailable: !inputs.isEmpty)) }
         }
     }
 
@@ -40,11 +94,15 @@ extension AudioSession {
     }
 
     /// The input recorders of this session use when they name none; nil: the default source.
-    public var preferredInput: AudioInputPort? { AudioSession.preferredInputs.withLock { $0[ObjectIdentifier(self)] } }
+    public var preferredInput: AudioInputPort? {
+        var preferred: AudioInputPort?
+        AudioSession.entry(of: self) { preferred = $0.preferred }?.close()
+        return preferred
+    }
 
     /// Chooses the input recorders use (nil: the server's default source).
     public func setPreferredInput(_ input: AudioInputPort?) {
-        AudioSession.preferredInputs.withLock { $0[ObjectIdentifier(self)] = input }
+        AudioSession.entry(of: self) { $0.preferred = input }?.close()
     }
 
     /// Calls `handler` with the new value of ``isInputAvailable`` whenever it changes (a

@@ -53,6 +53,10 @@ public final class AudioSession: Sendable {
         /// (30 s) while interrupting others, who were told they may resume. ``isActive``
         /// reads false; the next `play()` activates the session again.
         case deactivatedAfterSilence
+        /// ``isInputAvailable`` changed: the first input appeared (a microphone plugged, the
+        /// sound server back) or the last one went away. When a microphone (not a monitor)
+        /// is what changed, a `routeChange` for the inputs comes first.
+        case inputAvailabilityChange(isInputAvailable: Bool)
     }
 
     let appName: String
@@ -199,8 +203,9 @@ public final class AudioSession: Sendable {
 
     // MARK: Route and hardware
 
-    /// The current output route (from PulseAudio/PipeWire, or ALSA jacks).
-    public var currentRoute: AudioRoute { routeMonitor()?.currentRoute ?? .empty }
+    /// The current route: its outputs (from PulseAudio/PipeWire, or ALSA jacks) and its
+    /// inputs (the sound server's sources, the default first; see ``currentInputs``).
+    public var currentRoute: AudioRoute { (routeMonitor()?.currentRoute ?? .empty).with(inputs: currentInputs) }
 
     /// The engine's sample rate; the preferred rate is recorded but the process's one
     /// engine keeps the rate it was made with.

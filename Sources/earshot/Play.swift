@@ -165,6 +165,7 @@ struct Play: AsyncParsableCommand {
             case .silenceSecondaryAudioHint(let silence): say("session: secondary audio \(silence ? "should be silenced" : "may play")")
             case .mediaServicesWereReset: say("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
             case .deactivatedAfterSilence: say("session: deactivated by the arbiter after a long silence")
+            case .inputAvailabilityChange(let available): say("session: \(available ? "an input is available" : "no input is available")")
             }
         }
         sessionObservation.set(token)

@@ -122,6 +122,7 @@ struct Record: AsyncParsableCommand {
                 switch event {
                 case .encodeError(let error): failure.set(error)
                 case .finished: quit.fire()
+                case .inputResumed(let gap): say("earshot record: the sound server came back after \((gap * 100).rounded() / 100) s; recording goes on")
                 }
             }
         }

@@ -8,10 +8,10 @@ import TestSupport
 /// reason, and leaves a valid file with what it recorded. Real-time (serial audio pass).
 @Suite(.serialized) struct AudioRecorderFaultTests {
     /// Records `path` from the rig's tone until the recorder ends by itself (or 10 s).
-    private func recordUntilEnd(_ rig: RecordingRig, path: String, during fault: () async throws -> Void) async throws
+    private func recordUntilEnd(_ rig: RecordingRig, path: String, input: AudioEngine.InputChoice? = nil, during fault: () async throws -> Void) async throws
         -> (successfully: Bool, error: RecordingError?, recorder: AudioRecorder) {
         let tone = try TestSignals.sine(frequency: 1000, duration: 8, level: -6)
-        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: input ?? rig.input, session: nil)
         try recorder.prepare()
         let player = try rig.play(tone)
         defer { player.kill(SIGKILL) }
@@ -86,11 +86,65 @@ import TestSupport
         await unmount(folder)
     }
 
-    @Test("the sound server restarted while recording: an input error, a valid file")
+    @Test("the sound server restarted while recording: the recording goes on into the same file, the gap said in an event")
+    func serverRestartedRecordingGoesOn() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let path = rig.path("goes-on.flac")
+        let tone = try TestSignals.sine(frequency: 1000, duration: 8, level: -6)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        try recorder.prepare()
+        let gaps = Locked<[Double]>([])
+        let errors = Locked<[RecordingError]>([])
+        let events = Task {
+            for await event in recorder.events {
+                switch event {
+                case .inputResumed(let gap): gaps.withLock { $0.append(gap) }
+                case .encodeError(let error): errors.withLock { $0.append(error) }
+                case .finished: return
+                }
+            }
+        }
+        let before = try rig.play(tone)
+        defer { before.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        let started = ContinuousClock.now
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        try server.restart()
+        try await eventually("the input resumed", timeout: 6) { !gaps.value.isEmpty || !errors.value.isEmpty }
+        // The player lost the server too: play again on the new one.
+        let after = try rig.play(tone)
+        defer { after.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(recorder.isRecording, "the recording stopped: \(errors.value)")
+        recorder.stop()
+        let elapsed = ContinuousClock.now - started
+        _ = await events.value
+        #expect(errors.value.isEmpty, "\(errors.value)")
+        let gap = try #require(gaps.value.first)
+        #expect(gaps.value.count == 1)
+        #expect(gap > 0 && gap < 5, "gap \(gap) s")
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        // The file holds the time recorded, not the time the server was away.
+        let wall = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        #expect(abs(audio.duration - (wall - gap)) < 0.25, "file \(audio.duration) s, recorded \(wall) s, gap \(gap) s")
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the restart: \(frequency) Hz")
+        let early = try #require(audio.dominantFrequency(channel: 0, range: 0.1..<0.6))
+        #expect(abs(early - 1000) < 1, "before the restart: \(early) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+
+    @Test("the sound server restarted while recording, with no time to come back: an input error, a valid file")
     func serverRestarted() async throws {
         let rig = try RecordingRig()
         let path = rig.path("restart.flac")
-        let result = try await recordUntilEnd(rig, path: path) {
+        var input = rig.input
+        input.reconnectTimeout = 0
+        let result = try await recordUntilEnd(rig, path: path, input: input) {
             try rig.pulse?.restart()
         }
         #expect(!result.successfully)
@@ -157,6 +211,83 @@ import TestSupport
         #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
         let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
         #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+
+    @Test("the source removed while recording on PipeWire (pipewire-pulse): the recording goes on into a valid file")
+    func sourceRemovedOnPipeWire() async throws {
+        let rig = try RecordingRig(pipewire: true)
+        let server = try #require(rig.pipewire)
+        // pipewire-pulse 0.3.65 has no module-null-source: a second null sink's monitor is
+        // the source (silent: nothing plays into it), removed with its sink.
+        let module = try server.pactl("load-module", "module-null-sink", "sink_name=usb_mic", "channels=2")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try server.pactl("set-default-sink", server.sinkName)
+        let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
+        let path = rig.path("moved-pw.wav")
+        try await eventually("the second sink's monitor", timeout: 3) {
+            ((try? server.pactl("list", "short", "sources")) ?? "").contains("usb_mic.monitor")
+        }
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: .init(device: "usb_mic.monitor", soundServer: rig.address), session: nil)
+        try recorder.prepare()
+        let player = try rig.play(tone)
+        defer { player.kill(SIGKILL) }
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        _ = try server.pactl("unload-module", module)
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(recorder.isRecording, "the recording stopped with the source: \(String(describing: recorder.lastError))")
+        recorder.stop()
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        #expect(audio.duration > 1.5, "the file holds \(audio.duration) s")
+        #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+
+    @Test("pipewire-pulse restarted while recording on PipeWire: the recording goes on into the same file, the gap said in an event")
+    func serverRestartedOnPipeWire() async throws {
+        let rig = try RecordingRig(pipewire: true)
+        let server = try #require(rig.pipewire)
+        let path = rig.path("goes-on-pw.flac")
+        let tone = try TestSignals.sine(frequency: 1000, duration: 8, level: -6)
+        let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: nil)
+        try recorder.prepare()
+        let gaps = Locked<[Double]>([])
+        let errors = Locked<[RecordingError]>([])
+        let events = Task {
+            for await event in recorder.events {
+                switch event {
+                case .inputResumed(let gap): gaps.withLock { $0.append(gap) }
+                case .encodeError(let error): errors.withLock { $0.append(error) }
+                case .finished: return
+                }
+            }
+        }
+        let before = try rig.play(tone)
+        defer { before.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(recorder.record())
+        try await Task.sleep(for: .milliseconds(800))
+        try server.restartPulseServer()
+        _ = try? server.pactl("set-default-source", server.sinkName + ".monitor")
+        try await eventually("the input resumed", timeout: 6) { !gaps.value.isEmpty || !errors.value.isEmpty }
+        let after = try rig.play(tone)
+        defer { after.kill(SIGKILL) }
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(recorder.isRecording, "the recording stopped: \(errors.value)")
+        recorder.stop()
+        _ = await events.value
+        #expect(errors.value.isEmpty, "\(errors.value)")
+        #expect(gaps.value.count == 1, "\(gaps.value)")
+        let audio = try RecordingRig.read(path)
+        #expect(abs(audio.duration - recorder.currentTime) < 0.001)
+        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
+        #expect(abs(frequency - 1000) < 1, "after the restart: \(frequency) Hz")
         let probe = try await run("ffprobe", ["-v", "error", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }

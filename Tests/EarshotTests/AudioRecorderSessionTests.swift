@@ -127,4 +127,124 @@ import TestSupport
         _ = try server.pactl("unload-module", module.trimmingCharacters(in: .whitespacesAndNewlines))
         try await eventually("the unplugged source gone from the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == false }
     }
+
+    @Test("input route changes: a headset microphone plugged is newDeviceAvailable, the one in use unplugged is oldDeviceUnavailable, with the previous route's inputs; isInputAvailable changes are posted")
+    func inputRouteChanges() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "inputroutes", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        #expect(session.currentRoute.inputs.first?.name == server.monitorName, "\(session.currentRoute)")
+        #expect(session.currentRoute.inputs.first?.channels == server.channels)
+
+        let changes = Locked<[RouteChange]>([])
+        let availability = Locked<[Bool]>([])
+        let token = session.observe { notification in
+            switch notification {
+            case .routeChange(let change) where change.previousRoute.inputs != change.currentRoute.inputs:
+                changes.withLock { $0.append(change) }
+            case .inputAvailabilityChange(let available):
+                availability.withLock { $0.append(available) }
+            default: break
+            }
+        }
+
+        // Plugged, and made the default as a desktop's policy would.
+        let module = try server.pactl("load-module", "module-null-source", "source_name=headset_mic", "channels=1")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try server.pactl("set-default-source", "headset_mic")
+        try await eventually("the headset microphone in use", timeout: 3) { session.currentRoute.inputs.first?.name == "headset_mic" }
+        let plugged = try #require(changes.value.first)
+        #expect(plugged.reason == .newDeviceAvailable, "\(changes.value)")
+        #expect(!plugged.previousRoute.inputs.contains { $0.name == "headset_mic" })
+        #expect(plugged.currentRoute.inputs.contains { $0.name == "headset_mic" && $0.channels == 1 })
+        #expect(session.inputNumberOfChannels == 1)
+
+        // Unplugged while in use: the server falls back to another source.
+        let before = changes.value.count
+        _ = try server.pactl("unload-module", module)
+        try await eventually("the unplug reported", timeout: 3) {
+            changes.value.dropFirst(before).contains { $0.reason == .oldDeviceUnavailable }
+        }
+        let unplugged = try #require(changes.value.dropFirst(before).first { $0.reason == .oldDeviceUnavailable })
+        #expect(unplugged.previousRoute.inputs.first?.name == "headset_mic", "\(unplugged)")
+        #expect(!unplugged.currentRoute.inputs.contains { $0.name == "headset_mic" })
+        #expect(availability.value.isEmpty, "an input stayed available throughout: \(availability.value)")
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted")
+    func inputsAfterServerRestart() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "inputrestart", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        #expect(session.isInputAvailable)
+
+        let reasons = Locked<[RouteChangeReason]>([])
+        let availability = Locked<[Bool]>([])
+        let token = session.observe { notification in
+            switch notification {
+            case .routeChange(let change) where change.previousRoute.inputs != change.currentRoute.inputs:
+                reasons.withLock { $0.append(change.reason) }
+            case .inputAvailabilityChange(let available):
+                availability.withLock { $0.append(available) }
+            default: break
+            }
+        }
+        try server.restart()
+        try await eventually("the inputs back after the restart", timeout: 5) { availability.value == [false, true] }
+        // Only a monitor went and came back: the output side reports that route change.
+        #expect(reasons.value.isEmpty, "\(reasons.value)")
+        #expect(session.isInputAvailable)
+        #expect(session.currentRoute.inputs.first?.name == server.monitorName, "\(session.currentRoute)")
+        #expect(session.existingInputMonitor()?.reconnections == 1)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("record silences the process's playback at the sink (captured from its monitor); playAndRecord lets the same player be heard")
+    func recordSilencesPlaybackAtTheSink() async throws {
+        let rig = try RecordingRig()
+        let server = try #require(rig.pulse)
+        let bus = try PrivateBus()
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = rig.address
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let session = AudioSession(appName: "silenced", bus: .address(bus.address), engine: engine)
+        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+        try await session.setCategory(.record)
+        try await session.setActive(true)
+        let tone = URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 8, level: -6))
+        let player = try AudioPlayer(contentsOf: tone, engine: engine)
+        defer { player.stop() }
+        let silenced = try await Capture(server: server).record {
+            #expect(player.play())
+            try await Task.sleep(for: .milliseconds(1500))
+        }
+        #expect(player.isPlaying)
+        #expect(silenced.isSilent(range: 0.3..<1.3), "the record category let playback through: \(silenced.rmsDBFS(range: 0.3..<1.3)) dBFS")
+
+        try await session.setCategory(.playAndRecord)
+        let heard = try await Capture(server: server).record {
+            try await Task.sleep(for: .milliseconds(1500))
+        }
+        let frequency = try #require(heard.dominantFrequency(channel: 0, range: 0.3..<1.3))
+        #expect(abs(frequency - 1000) < 1, "playAndRecord: \(frequency) Hz")
+        #expect(abs(heard.rmsDBFS(channel: 0, range: 0.3..<1.3) - (-9)) < 1.5, "\(heard.rmsDBFS(channel: 0, range: 0.3..<1.3)) dBFS")
+    }
 }

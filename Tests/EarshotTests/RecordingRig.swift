@@ -68,6 +68,7 @@ final class RecordingRig: @unchecked Sendable {
                     switch event {
                     case .encodeError(let e): error = e
                     case .finished(let ok): return (ok, error)
+                    case .inputResumed: break
                     }
                 }
                 return nil

@@ -8,7 +8,8 @@ import Glibc
 /// One ALSA capture stream (interleaved Float32), read by its own capture thread into a
 /// ``CaptureBuffer``. Used where no sound server answers.
 ///
-/// The capture thread blocks in `snd_pcm_readi` (at most a period), stamps the clock from
+/// The capture thread waits (asleep) for ``resume()`` before it starts the device: a prepared
+/// recording does not wake the process. Then it blocks in `snd_pcm_readi` (at most a period), stamps the clock from
 /// `snd_pcm_delay` (the frames waiting in the device's buffer: the age of the oldest), and
 /// recovers from overruns (the lost frames are counted as silence). It owns the handle
 /// and closes it when asked to stop.
@@ -18,6 +19,8 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let stopped = Semaphore()
     private let closedOnce = Atomic<Bool>(false)
+    private let go = Semaphore()
+    private let started = Atomic<Bool>(false)
 
     init(device: String, buffer: CaptureBuffer, periodFrames: Int) throws(AudioEngineError) {
         self.device = device
@@ -50,15 +53,18 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
         guard rc >= 0 else { throw fail("buffer of \(periodFrames * 4) frames unsupported", rc) }
         rc = snd_pcm_hw_params(pcm, hw)
         guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
-        rc = snd_pcm_start(pcm)
-        guard rc >= 0 else { throw fail("cannot start capturing", rc) }
         let frames = Int(period)
         let handle = UInt(bitPattern: pcm)
         startThread(name: "earshot-capture") { [self] in
             let pcm = OpaquePointer(bitPattern: handle)!
             let scratch = UnsafeMutablePointer<Float>.allocate(capacity: frames * buffer.channels)
             defer { scratch.deallocate() }
-            while !stopping.load(ordering: .acquiring) {
+            go.wait()
+            if !stopping.load(ordering: .acquiring) {
+                let rc = snd_pcm_start(pcm)
+                if rc < 0 { buffer.fail("cannot start capturing from ALSA device “\(device)”: \(PCMOutput.describe(rc))") }
+            }
+            while !stopping.load(ordering: .acquiring), !buffer.failed.load(ordering: .acquiring) {
                 var delay = snd_pcm_sframes_t(0)
                 let age: Double? = snd_pcm_delay(pcm, &delay) >= 0 ? Double(delay) / Double(rate) : nil
                 let got = snd_pcm_readi(pcm, scratch, snd_pcm_uframes_t(frames))
@@ -81,9 +87,15 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
         }
     }
 
+    /// Starts the device and the reading, once.
+    func resume() {
+        if !started.exchange(true, ordering: .acquiringAndReleasing) { go.signal() }
+    }
+
     func close() {
         guard !closedOnce.exchange(true, ordering: .acquiringAndReleasing) else { return }
         stopping.store(true, ordering: .releasing)
+        go.signal()
         stopped.wait()
     }
 

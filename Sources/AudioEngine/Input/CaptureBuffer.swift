@@ -101,6 +101,9 @@ final class CaptureBuffer: @unchecked Sendable {
         wake.signal()
     }
 
+    /// Whether the capture clock is known: a first fragment arrived.
+    var hasClock: Bool { hasOrigin.load(ordering: .acquiring) }
+
     /// The index of the frame captured at monotonic time `time` (clamped at 0); before the
     /// first push, the frame the stream will capture next.
     func frameIndex(atMonotonic time: Double) -> UInt64 {

@@ -4,6 +4,17 @@ protocol CaptureInput: AnyObject, Sendable {
     var kind: AudioEngine.InputKind { get }
     /// Stops capturing and releases the stream; any thread, once (later calls do nothing).
     func close()
+    /// Calls `handler` with the gap in seconds each time the input resumes after its sound
+    /// server went away and came back (inputs that cannot do that never call it).
+    func onResumed(_ handler: @escaping @Sendable (Double) -> Void)
+    /// Starts capturing if the input was opened idle (a prepared recording does not keep the
+    /// process awake); inputs that capture from the start ignore it.
+    func resume()
+}
+
+extension CaptureInput {
+    func onResumed(_ handler: @escaping @Sendable (Double) -> Void) {}
+    func resume() {}
 }
 
 extension AudioEngine {
@@ -34,12 +45,16 @@ extension AudioEngine {
         public var alsaOnly: Bool
         /// The sound server to connect to, or nil for libpulse's default.
         public var soundServer: String?
+        /// How long a record stream waits for its sound server to come back after it went
+        /// away (restarted) before the recording fails; 0 fails at once.
+        public var reconnectTimeout: Double
 
         /// The default input: the sound server's default source, or ALSA's `default`.
-        public init(device: String? = nil, alsaOnly: Bool = false, soundServer: String? = nil) {
+        public init(device: String? = nil, alsaOnly: Bool = false, soundServer: String? = nil, reconnectTimeout: Double = 5) {
             self.device = device
             self.alsaOnly = alsaOnly
             self.soundServer = soundServer
+            self.reconnectTimeout = reconnectTimeout
         }
     }
 
@@ -49,8 +64,9 @@ extension AudioEngine {
         var fallback: String?
         if !choice.alsaOnly {
             do {
-                return try PulseInput(server: choice.soundServer ?? configuration.soundServer, device: choice.device, identity: identity,
-                                      buffer: buffer, fragmentFrames: fragment)
+                return try ReconnectingPulseInput(server: choice.soundServer ?? configuration.soundServer, device: choice.device,
+                                                  identity: identity, buffer: buffer, fragmentFrames: fragment,
+                                                  reconnectTimeout: choice.reconnectTimeout)
             } catch {
                 guard case .deviceUnavailable(let device, let reason) = error, device == "sound server" else { throw error }
                 fallback = reason

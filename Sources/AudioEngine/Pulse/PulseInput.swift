@@ -24,14 +24,22 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let scratchFrames = 1024
         let timedOut = Atomic<Bool>(false)
         let serverInfo = Mutex<String?>(nil)
-        /// Set once the stream is ready: from then on a failed stream or context fails the buffer.
+        /// Set once the stream is ready: from then on a failed stream or context fails the buffer
+        /// (or, when the server itself went away and `onLost` is set, calls it instead, once).
         let running = Atomic<Bool>(false)
-        init(mainloop: OpaquePointer, buffer: CaptureBuffer) {
+        let onLost: (@Sendable (String) -> Void)?
+        init(mainloop: OpaquePointer, buffer: CaptureBuffer, onLost: (@Sendable (String) -> Void)?) {
             self.mainloop = mainloop
             self.buffer = buffer
+            self.onLost = onLost
             scratch = .allocate(capacity: scratchFrames * buffer.channels)
         }
         deinit { scratch.deallocate() }
+
+        /// The server went away: tell `onLost`, or fail the buffer.
+        func lose(_ reason: String) {
+            if let onLost { onLost(reason) } else { buffer.fail(reason) }
+        }
     }
 
     private let mainloop: OpaquePointer
@@ -46,11 +54,15 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     /// Connects to `address` (or libpulse's default server) and opens a record stream of
     /// `buffer.channels` Float32 channels at `buffer.sampleRate` on `device` (a source name;
     /// nil for the server's default source), asking for a fragment of `fragmentFrames`.
+    /// `onLost` is called (on libpulse's thread, once) instead of failing the buffer when the
+    /// connection to the server is lost while capturing: the server went away. A stream
+    /// opened `corked` delivers nothing (and wakes nobody) until ``resume()``.
     init(server address: String?, device: String?, identity: AudioEngine.StreamIdentity, buffer: CaptureBuffer,
-         fragmentFrames: Int, connectTimeout: Double = 3) throws(AudioEngineError) {
+         fragmentFrames: Int, connectTimeout: Double = 3, corked: Bool = false,
+         onLost: (@Sendable (String) -> Void)? = nil) throws(AudioEngineError) {
         let place = device ?? "default source"
         guard let mainloop = pa_threaded_mainloop_new() else { throw .deviceUnavailable(device: place, reason: "pa_threaded_mainloop_new failed") }
-        let callbacks = Context(mainloop: mainloop, buffer: buffer)
+        let callbacks = Context(mainloop: mainloop, buffer: buffer, onLost: onLost)
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
         let api = pa_threaded_mainloop_get_api(mainloop)
         let contextProperties = PulseInput.properties(identity, stream: false)
@@ -63,8 +75,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             guard let userdata else { return }
             let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
             let state = pa_context_get_state(context)
-            if callbacks.running.load(ordering: .acquiring), state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                callbacks.buffer.fail("the sound server went away (\(PulseInput.error(context)))")
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED, callbacks.running.exchange(false, ordering: .acquiringAndReleasing) {
+                callbacks.lose("the sound server went away (\(PulseInput.error(context)))")
             }
             pa_threaded_mainloop_signal(callbacks.mainloop, 0)
         }, userdata)
@@ -116,8 +128,14 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             guard let userdata, let stream else { return }
             let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
             let state = pa_stream_get_state(stream)
-            if callbacks.running.load(ordering: .acquiring), state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
-                callbacks.buffer.fail("the sound server ended the record stream")
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED, callbacks.running.exchange(false, ordering: .acquiringAndReleasing) {
+                // The stream fails with its context when the server goes away: that is a loss.
+                let context = pa_stream_get_context(stream)
+                if context.map({ pa_context_get_state($0) != PA_CONTEXT_READY }) ?? true {
+                    callbacks.lose("the sound server went away (\(PulseInput.error(context)))")
+                } else {
+                    callbacks.buffer.fail("the sound server ended the record stream")
+                }
             }
             pa_threaded_mainloop_signal(callbacks.mainloop, 0)
         }, userdata)
@@ -133,7 +151,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
                                         fragsize: UInt32(fragmentFrames) * frameBytes)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+                                      | PA_STREAM_ADJUST_LATENCY.rawValue | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         let connectedStream = device.map { pa_stream_connect_record(stream, $0, &attributes, flags) }
             ?? pa_stream_connect_record(stream, nil, &attributes, flags)
         guard connectedStream >= 0 else { throw fail(stream, place, PulseInput.error(context)) }
@@ -156,11 +174,22 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         self.context = context
         self.stream = stream
         self.callbacks = callbacks
+        self.corked = Atomic(corked)
         self.server = serverName
         self.source = sourceName
     }
 
     deinit { close() }
+
+    private let corked: Atomic<Bool>
+
+    /// Starts delivering, if the stream was opened corked. Any thread but libpulse's.
+    func resume() {
+        guard corked.exchange(false, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
+        pa_threaded_mainloop_unlock(mainloop)
+    }
 
     /// The capture callback (libpulse's thread, the mainloop's lock held).
     private static func read(_ stream: OpaquePointer, _ callbacks: Context) {

@@ -41,6 +41,9 @@ public final class Recording: @unchecked Sendable {
     private struct Segment {
         var start: UInt64
         var end: UInt64?
+        /// A start asked for before the input captured anything (it idles until the first
+        /// start): the monotonic time, made a frame index once the capture clock is known.
+        var startTime: Double?
     }
 
     private struct Control {
@@ -68,8 +71,9 @@ public final class Recording: @unchecked Sendable {
     /// Whether the writer measures levels.
     public let isMeteringEnabled = Atomic<Bool>(false)
 
-    /// Opens the file and the input; capturing starts now, but nothing is written before
-    /// ``start(atDeviceTime:duration:)``.
+    /// Opens the file and the input. A sound-server input idles (its stream corked: no
+    /// fragment wakes the process) until the first ``start(atDeviceTime:duration:)``; an ALSA
+    /// input captures from now on. Nothing is written before a start.
     ///
     /// - Throws: ``RecordingError``: the file cannot be created, the format is not
     ///   supported, or the input cannot be opened.
@@ -96,6 +100,10 @@ public final class Recording: @unchecked Sendable {
         // of the process while recording (the meters follow at that pace).
         buffer.wakeFrames.store(format.sampleRate / 10, ordering: .relaxed)
         meters = Mutex(MeterState(peak: Array(repeating: 0, count: format.channels), sumSquares: Array(repeating: 0, count: format.channels)))
+        stream.onResumed { [weak self] gap in
+            guard let self else { return }
+            for handler in resumedHandlers.withLock({ $0 }) { handler(gap) }
+        }
         let threadDone = writerDone
         let recording = Unmanaged.passUnretained(self)
         startThread(name: "earshot-writer") {
@@ -117,9 +125,34 @@ public final class Recording: @unchecked Sendable {
 
     /// The capture frame index of a device time (the engine's ``AudioEngine/deviceCurrentTime``), or of now.
     private func frameIndex(deviceTime: Double?) -> UInt64 {
+        buffer.frameIndex(atMonotonic: monotonicTime(deviceTime: deviceTime))
+    }
+
+    /// The monotonic time of a device time, or now.
+    private func monotonicTime(deviceTime: Double?) -> Double {
         let now = MonotonicClock.seconds()
-        let target = deviceTime.map { now + ($0 - engine.deviceCurrentTime) } ?? now
-        return buffer.frameIndex(atMonotonic: target)
+        return deviceTime.map { now + ($0 - engine.deviceCurrentTime) } ?? now
+    }
+
+    /// Under the control lock: gives starts asked for before the capture clock was known
+    /// their frame index, once it is (the first frame captured when the time asked for came
+    /// before it). Without a clock, a pending segment that is closed is dropped: nothing was
+    /// captured in it.
+    private func resolvePendingStarts(_ c: inout Control, closing: Bool = false) {
+        let clock = buffer.hasClock
+        var kept: [Segment] = []
+        for var segment in c.segments {
+            if let time = segment.startTime {
+                if clock {
+                    segment.start = max(buffer.frameIndex(atMonotonic: time), kept.last?.end ?? 0)
+                    segment.startTime = nil
+                } else if closing {
+                    continue
+                }
+            }
+            kept.append(segment)
+        }
+        c.segments = kept
     }
 
     /// Starts (or continues, after ``pause()``) writing with the frame captured at `time` on
@@ -127,12 +160,14 @@ public final class Recording: @unchecked Sendable {
     /// Returns false when the recording has ended.
     @discardableResult
     public func start(atDeviceTime time: Double? = nil, duration: Double? = nil) -> Bool {
-        let index = frameIndex(deviceTime: time)
+        let target = monotonicTime(deviceTime: time)
+        let clock = buffer.hasClock
+        let index = buffer.frameIndex(atMonotonic: target)
         let started: Bool = control.withLock { c in
             guard c.ending == nil, c.stopAt == nil else { return false }
             if let last = c.segments.last, last.end == nil { return true }
             let start = max(index, c.segments.last?.end ?? 0)
-            c.segments.append(Segment(start: start, end: nil))
+            c.segments.append(Segment(start: start, end: nil, startTime: clock ? nil : target))
             if let duration, duration.isFinite, duration >= 0 {
                 c.limit = written.load(ordering: .acquiring) + Int64((duration * Double(format.sampleRate)).rounded())
             } else {
@@ -141,6 +176,7 @@ public final class Recording: @unchecked Sendable {
             return true
         }
         if started {
+            stream.resume()
             recordingFlag.store(true, ordering: .releasing)
             // Until the first frames are written, every fragment wakes the writer: a start
             // is in the file within a fragment, then the writer batches again.
@@ -155,6 +191,7 @@ public final class Recording: @unchecked Sendable {
     public func pause() {
         let index = frameIndex(deviceTime: nil)
         control.withLock { c in
+            resolvePendingStarts(&c, closing: true)
             guard let last = c.segments.indices.last, c.segments[last].end == nil else { return }
             c.segments[last].end = max(index, c.segments[last].start)
         }
@@ -169,6 +206,7 @@ public final class Recording: @unchecked Sendable {
         let index = frameIndex(deviceTime: nil)
         control.withLock { c in
             guard c.stopAt == nil else { return }
+            resolvePendingStarts(&c, closing: true)
             if let last = c.segments.indices.last, c.segments[last].end == nil { c.segments[last].end = max(index, c.segments[last].start) }
             c.stopAt = index
         }
@@ -181,6 +219,15 @@ public final class Recording: @unchecked Sendable {
             ended.signal()
         }
         return control.withLock { $0.ending } ?? .finished
+    }
+
+    private let resumedHandlers = Mutex<[@Sendable (Double) -> Void]>([])
+
+    /// Calls `handler` with the gap in seconds each time the input resumes after the sound
+    /// server went away and came back (``AudioEngine/InputChoice/reconnectTimeout``): the
+    /// file goes on, without the time the server was away. On the input's reconnecting thread.
+    public func onInputResumed(_ handler: @escaping @Sendable (Double) -> Void) {
+        resumedHandlers.withLock { $0.append(handler) }
     }
 
     /// Calls `handler` once, on the writer thread, when the recording ends (by ``stop()``, the
@@ -241,12 +288,18 @@ public final class Recording: @unchecked Sendable {
             }
             next &+= buffer.takeDropped()
             var failure: RecordingError?
-            let plan = control.withLock { c in (c.segments, c.limit, c.stopAt) }
+            // Frames in the ring mean the clock is known (it is stamped before they are
+            // written): pending starts resolve before they are read.
+            let available = buffer.ring.availableToRead
+            let plan = control.withLock { c in
+                resolvePendingStarts(&c)
+                return (c.segments.filter { $0.startTime == nil }, c.limit, c.stopAt)
+            }
             let segments = plan.0
             let limit = plan.1
             var written = self.written.load(ordering: .relaxed)
             var limitReached = false
-            _ = buffer.ring.read(frames: buffer.ring.availableToRead) { pointer, count, _ in
+            _ = buffer.ring.read(frames: available) { pointer, count, _ in
                 let chunkStart = next
                 let chunkEnd = next &+ UInt64(count)
                 next = chunkEnd

@@ -27,7 +27,8 @@ public final class PipeWireServer: Sendable {
     public let environment: [String: String]
 
     private let bus: PrivateBus
-    private let daemons: [Watchdog]
+    private let daemons: Locked<[Watchdog]>
+    private let daemonEnvironment: [String: String]
 
     /// Starts the three daemons, waits (up to `timeout` s) for `pactl info`, and loads the sink.
     public init(sinkName: String = "earshot_pw", sampleRate: Int = 48000, channels: Int = 2, timeout: Double = 15) throws {
@@ -62,28 +63,10 @@ public final class PipeWireServer: Sendable {
                     while !FileManager.default.fileExists(atPath: directory + "/pipewire-0"), Date() < deadline { usleep(2_000) }
                 }
             }
-            daemons = started
-            let deadline = Date().addingTimeInterval(timeout)
-            while true {
-                if FileManager.default.fileExists(atPath: directory + "/pulse/native"),
-                    let info = try? runSync("pactl", ["info"], environment: client, timeout: 5), info.status == 0
-                {
-                    break
-                }
-                if Date() > deadline { throw TestFailure("pipewire-pulse did not answer within \(timeout) s") }
-                usleep(5_000)
-            }
-            let load = try runSync("pactl", ["load-module", "module-null-sink", "sink_name=\(sinkName)", "rate=\(sampleRate)",
-                                             "channels=\(channels)"], environment: client)
-            guard load.status == 0 else { throw TestFailure("cannot load the null sink: \(load.stderr)") }
-            _ = try runSync("pactl", ["set-default-sink", sinkName], environment: client)
-            // The sink appears to clients once WirePlumber has seen it.
-            let sinkDeadline = Date().addingTimeInterval(timeout)
-            while try !runSync("pactl", ["get-default-sink"], environment: client).output.contains(sinkName) {
-                if Date() > sinkDeadline { throw TestFailure("the null sink did not become the default") }
-                usleep(10_000)
-                _ = try runSync("pactl", ["set-default-sink", sinkName], environment: client)
-            }
+            daemons = Locked(started)
+            self.daemonEnvironment = daemonEnvironment
+            try Self.waitForPulse(environment: client, directory: directory, timeout: timeout)
+            try Self.loadSink(sinkName, sampleRate: sampleRate, channels: channels, environment: client, timeout: timeout)
         } catch {
             started.forEach { $0.stop() }
             TemporaryDirectories.remove(directory)
@@ -92,8 +75,51 @@ public final class PipeWireServer: Sendable {
     }
 
     deinit {
-        daemons.reversed().forEach { $0.stop() }
+        daemons.value.reversed().forEach { $0.stop() }
         TemporaryDirectories.remove(directory)
+    }
+
+    /// Kills pipewire-pulse (SIGKILL: a crash, as its clients see it) and starts it again on
+    /// the same socket; the null sink it made went with it and is loaded again. PipeWire and
+    /// WirePlumber run on (the configured defaults stay). Returns once the sink is the default.
+    public func restartPulseServer(timeout: Double = 10) throws {
+        let old = daemons.value.last!
+        kill(old.childPID, SIGKILL)
+        old.stop()
+        let fresh = try Watchdog("exec \"$1\" 2>>\"$2\"", ["pipewire-pulse", directory + "/pipewire-pulse.log"], environment: daemonEnvironment)
+        daemons.withLock { $0[$0.count - 1] = fresh }
+        try Self.waitForPulse(environment: environment, directory: directory, timeout: timeout)
+        let sinks = try runSync("pactl", ["list", "short", "sinks"], environment: environment).output
+        if !sinks.contains(sinkName) {
+            try Self.loadSink(sinkName, sampleRate: sampleRate, channels: channels, environment: environment, timeout: timeout)
+        }
+    }
+
+    private static func waitForPulse(environment: [String: String], directory: String, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if FileManager.default.fileExists(atPath: directory + "/pulse/native"),
+                let info = try? runSync("pactl", ["info"], environment: environment, timeout: 5), info.status == 0
+            {
+                return
+            }
+            if Date() > deadline { throw TestFailure("pipewire-pulse did not answer within \(timeout) s") }
+            usleep(5_000)
+        }
+    }
+
+    private static func loadSink(_ sinkName: String, sampleRate: Int, channels: Int, environment: [String: String], timeout: Double) throws {
+        let load = try runSync("pactl", ["load-module", "module-null-sink", "sink_name=\(sinkName)", "rate=\(sampleRate)",
+                                         "channels=\(channels)"], environment: environment)
+        guard load.status == 0 else { throw TestFailure("cannot load the null sink: \(load.stderr)") }
+        _ = try runSync("pactl", ["set-default-sink", sinkName], environment: environment)
+        // The sink appears to clients once WirePlumber has seen it.
+        let sinkDeadline = Date().addingTimeInterval(timeout)
+        while try !runSync("pactl", ["get-default-sink"], environment: environment).output.contains(sinkName) {
+            if Date() > sinkDeadline { throw TestFailure("the null sink did not become the default") }
+            usleep(10_000)
+            _ = try runSync("pactl", ["set-default-sink", sinkName], environment: environment)
+        }
     }
 
     /// Runs `pactl ARGUMENTS` against this server and returns its output; throws if it fails.

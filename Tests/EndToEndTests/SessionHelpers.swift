@@ -327,6 +327,13 @@ final class SessionPlayer: Sendable {
     /// The `session: …` lines it printed.
     var sessionLines: [String] { lines.filter { $0.hasPrefix("session: ") } }
 
+    /// The session lines that come from outside the process: all but the route change its
+    /// own `setCategory` causes. `earshot play` sets its category before it starts printing
+    /// session events, and the route monitor delivers that categoryChange on its own queue,
+    /// so whether it is printed is a race (it was, once the input monitor made the queue
+    /// busier at start-up).
+    var linesFromOthers: [String] { sessionLines.filter { $0 != "session: route changed (categoryChange)" } }
+
     func printed(_ line: String) -> Bool { lines.contains(line) }
 
     /// Waits until it prints `line` (a whole line); returns when it was seen.

@@ -37,7 +37,7 @@ struct SessionHostileTests {
         try await settle(1.0)
         let audio = try await capture.stop()
 
-        #expect(music.sessionLines.isEmpty, "it obeyed a spoofed signal: \(music.lines)")
+        #expect(music.linesFromOthers.isEmpty, "it obeyed a spoofed signal: \(music.lines)")
         #expect(try await music.playbackStatus() == "Playing")
         let session = try #require(try await music.session())
         #expect(session.active && session.producingSound && !session.interrupted, "\(session)")
@@ -84,7 +84,7 @@ struct SessionHostileTests {
         await world.client.flush()
         try await settle(1.0)
         #expect(try await world.arbiterProperty("ScreenLocked") == .boolean(false))
-        #expect(ambience.sessionLines.isEmpty, "\(ambience.lines)")
+        #expect(ambience.linesFromOthers.isEmpty, "\(ambience.lines)")
         let session = try #require(try await ambience.session())
         #expect(session.producingSound && !session.interrupted, "\(session)")
 
@@ -188,6 +188,6 @@ struct SessionHostileTests {
         try await settle(1.0)
         let after = try #require(try await music.session())
         #expect(after.active && !after.interrupted, "\(after)")
-        #expect(music.sessionLines.isEmpty, "\(music.lines)")
+        #expect(music.linesFromOthers.isEmpty, "\(music.lines)")
     }
 }

@@ -18,9 +18,21 @@ private let launchLock = NSLock()
 private let survivors = Locked<[Process]>([])
 private let reaperStarted = Locked(false)
 
-/// Keeps `process` alive until its child has exited.
+/// Lets Foundation free a `Process` whose child has exited. On Linux a launched `Process`
+/// retains itself through the run-loop source it creates, and lets go only in
+/// `waitUntilExit()`; one that is never waited for leaks, with the pipes it was given: two
+/// descriptors per command (50 launches of `/bin/true` left 100 open). The audio pass
+/// reached 1,500 descriptors, and `Process.run`, which adds a close action for every
+/// descriptor up to the highest open one, crashed in its memcpy. Returns at once: the child
+/// has exited, so there is nothing to wait for.
+func release(_ process: Process) {
+    precondition(!process.isRunning, "release(_:) is for processes whose child has exited")
+    process.waitUntilExit()
+}
+
+/// Keeps `process` alive until its child has exited, then releases it.
 public func keepUntilExit(_ process: Process) {
-    guard process.isRunning else { return }
+    guard process.isRunning else { return release(process) }
     survivors.withLock { $0.append(process) }
     let start = reaperStarted.withLock { started -> Bool in
         defer { started = true }
@@ -30,7 +42,13 @@ public func keepUntilExit(_ process: Process) {
     Thread.detachNewThread {
         while true {
             Thread.sleep(forTimeInterval: 0.2)
-            survivors.withLock { $0.removeAll { !$0.isRunning } }
+            survivors.withLock {
+                $0.removeAll { process in
+                    guard !process.isRunning else { return false }
+                    release(process)
+                    return true
+                }
+            }
         }
     }
 }
@@ -87,6 +105,7 @@ public final class Child: Sendable {
                     if data.isEmpty { break }
                     buffer.append(data)
                 }
+                try? handle.close()
                 buffer.finish()
             }
         }

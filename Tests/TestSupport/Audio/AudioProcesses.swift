@@ -19,10 +19,12 @@ func runSync(
     let errHandle = errPipe.fileHandleForReading
     DispatchQueue.global().async(group: group) {
         let data = outHandle.readDataToEndOfFile()
+        try? outHandle.close()
         out.withLock { $0 = data }
     }
     DispatchQueue.global().async(group: group) {
         let data = errHandle.readDataToEndOfFile()
+        try? errHandle.close()
         err.withLock { $0 = data }
     }
     if group.wait(timeout: .now() + timeout) == .timedOut {
@@ -32,6 +34,7 @@ func runSync(
         throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
     }
     while process.isRunning { usleep(200) }
+    release(process)
     return CommandResult(
         status: process.terminationStatus,
         stdout: String(decoding: out.value, as: UTF8.self),

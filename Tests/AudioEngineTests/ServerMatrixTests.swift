@@ -96,8 +96,10 @@ struct ServerMatrixTests {
                 try await Task.sleep(for: .milliseconds(300))
                 settled = voice.currentTime
             }
-            let heard = audio.activeRegions().totalDuration
-            print(String(format: "Matrix %@: heard %.4f s, currentTime %.4f s at the pause call, %.4f s after", kind.rawValue, heard, atPause, settled))
+            let regions = audio.activeRegions()
+            let heard = regions.totalDuration
+            print(String(format: "Matrix %@: heard %.4f s in %@, currentTime %.4f s at the pause call, %.4f s after; %d underruns",
+                         kind.rawValue, heard, "\(regions)", atPause, settled, engine.underrunCount))
             #expect(abs(settled - heard) <= 0.010, "currentTime \(settled) s, the sink played \(heard) s")
             #expect(heard - atPause <= 0.030, "the sound went on \(heard - atPause) s after pause()")
         }

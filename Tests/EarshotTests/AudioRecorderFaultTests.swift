@@ -217,7 +217,7 @@ import TestSupport
 
     @Test("the source removed while recording on PipeWire (pipewire-pulse): the recording goes on into a valid file")
     func sourceRemovedOnPipeWire() async throws {
-        let rig = try RecordingRig(pipewire: true)
+        let rig = try RecordingRig(pipewire: true, monitor: true)
         let server = try #require(rig.pipewire)
         // pipewire-pulse 0.3.65 has no module-null-source: a second null sink's monitor is
         // the source (silent: nothing plays into it), removed with its sink.
@@ -243,8 +243,8 @@ import TestSupport
         #expect(abs(audio.duration - recorder.currentTime) < 0.001)
         #expect(audio.duration > 1.5, "the file holds \(audio.duration) s")
         #expect(audio.isSilent(range: 0.1..<0.7), "the removed source was not silent")
-        let frequency = try #require(audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1)))
-        #expect(abs(frequency - 1000) < 1, "after the move: \(frequency) Hz")
+        let frequency = audio.dominantFrequency(channel: 0, range: (audio.duration - 0.8)..<(audio.duration - 0.1))
+        #expect(frequency.map { abs($0 - 1000) < 1 } == true, "after the move: \(frequency.map { "\($0) Hz" } ?? "silence")")
         let probe = try await run("ffprobe", ["-v", "error", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }
@@ -274,7 +274,7 @@ import TestSupport
         #expect(recorder.record())
         try await Task.sleep(for: .milliseconds(800))
         try server.restartPulseServer()
-        _ = try? server.pactl("set-default-source", server.sinkName + ".monitor")
+        _ = try? server.pactl("set-default-source", rig.source)
         try await eventually("the input resumed", timeout: 6) { !gaps.value.isEmpty || !errors.value.isEmpty }
         let after = try rig.play(tone)
         defer { after.kill(SIGKILL) }

@@ -11,7 +11,9 @@ import Foundation
 /// watchdogs that kill them when the test process goes.
 ///
 /// Capture with ``PipeWireCapture`` (`pw-record`): on pipewire-pulse 0.3.65, `parec` from a
-/// monitor loses about a third of the audio (see FIELD-NOTES).
+/// monitor loses about a third of the audio (see FIELD-NOTES). That is `parec`'s default
+/// fragment size there: with `--latency-msec=20` (or 100) the same capture, from a monitor
+/// or from a pw-loopback source, held a 3.000 s tone whole in every run here.
 public final class PipeWireServer: Sendable {
     /// The runtime folder, also HOME.
     public let directory: String
@@ -28,6 +30,8 @@ public final class PipeWireServer: Sendable {
 
     private let bus: PrivateBus
     private let daemons: Locked<[Watchdog]>
+    /// PipeWire clients the harness runs beside the daemons (``addMicrophone(_:)``).
+    private let helpers = Locked<[Watchdog]>([])
     private let daemonEnvironment: [String: String]
 
     /// Starts the three daemons, waits (up to `timeout` s) for `pactl info`, and loads the sink.
@@ -75,6 +79,7 @@ public final class PipeWireServer: Sendable {
     }
 
     deinit {
+        helpers.value.forEach { $0.stop() }
         daemons.value.reversed().forEach { $0.stop() }
         TemporaryDirectories.remove(directory)
     }
@@ -92,6 +97,33 @@ public final class PipeWireServer: Sendable {
         let sinks = try runSync("pactl", ["list", "short", "sinks"], environment: environment).output
         if !sinks.contains(sinkName) {
             try Self.loadSink(sinkName, sampleRate: sampleRate, channels: channels, environment: environment, timeout: timeout)
+        }
+    }
+
+    /// Adds a microphone without hardware: a `pw-loopback` whose capture side is a sink
+    /// named `NAME_feed` (play a signal into it, e.g. `paplay -d NAME_feed`) and whose
+    /// playback side is a source named `NAME` (media.class `Audio/Source`, as a microphone
+    /// is). Returns once pipewire-pulse lists the source. Recording from it goes through
+    /// pipewire-pulse's record stream as recording a microphone does, not through a sink's
+    /// monitor.
+    public func addMicrophone(_ name: String, timeout: Double = 10) throws {
+        let position = channels == 1 ? "[MONO]" : "[FL FR]"
+        let loopback = try Watchdog("exec pw-loopback --capture-props=\"$1\" --playback-props=\"$2\" 2>>\"$3\"", [
+            "media.class=Audio/Sink node.name=\(name)_feed node.description=\(name)_feed audio.position=\(position)",
+            "media.class=Audio/Source node.name=\(name) node.description=\(name) priority.session=2000 audio.position=\(position)",
+            directory + "/pw-loopback.log",
+        ], environment: environment)
+        helpers.withLock { $0.append(loopback) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let sources = try runSync("pactl", ["list", "short", "sources"], environment: environment).output
+            let sinks = try runSync("pactl", ["list", "short", "sinks"], environment: environment).output
+            if sources.split(separator: "\n").contains(where: { $0.split(separator: "\t").dropFirst().first == Substring(name) }),
+               sinks.contains(name + "_feed") {
+                return
+            }
+            if Date() > deadline || !loopback.isRunning { throw TestFailure("pw-loopback's source \(name) did not appear: \(sources)") }
+            usleep(10_000)
         }
     }
 

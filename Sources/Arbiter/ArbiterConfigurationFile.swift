@@ -14,34 +14,111 @@ extension Arbiter.Configuration {
         return home + "/.config/earshot/arbiter.conf"
     }
 
+    /// The largest configuration file read (a few lines are expected).
+    public static let maximumFileSize = 64 * 1024
+
     /// The defaults, with what the user's file (``userFilePath``) says. The file holds
     /// `key = value` lines; `#` starts a comment. Known keys:
     /// - `others = pause | duck | observe`: what the arbiter does to other apps
     ///   (``Arbiter/OthersPolicy``).
     ///
-    /// A missing file gives the defaults; unknown keys and values are ignored (a bad line
-    /// must not keep the arbiter from running).
+    /// A missing file gives the defaults. What is wrong in it (a line that is not
+    /// `key = value`, an unknown key or value, a file that is not a regular file or is larger
+    /// than ``maximumFileSize``) is said on standard error, naming the file and the line, and
+    /// ignored: a bad line must not keep the arbiter from running.
     public static func user() -> Arbiter.Configuration {
-        var configuration = Arbiter.Configuration()
-        guard let path = userFilePath, let data = FileManager.default.contents(atPath: path) else { return configuration }
-        configuration.apply(String(decoding: data, as: UTF8.self))
+        guard let path = userFilePath else { return Arbiter.Configuration() }
+        let (configuration, problems) = load(path: path)
+        for problem in problems {
+            let line = "earshot: \(path): \(problem)\n"
+            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        }
         return configuration
     }
 
-    /// Applies the `key = value` lines of a configuration file.
-    public mutating func apply(_ text: String) {
-        for line in text.split(whereSeparator: \.isNewline) {
+    /// The defaults, with what the file at `path` says, and what was wrong in it (each
+    /// problem ignored). A missing file gives the defaults and no problem. The file is opened
+    /// without blocking and must be a regular file: a FIFO or a device at that path is a
+    /// problem, never a wait.
+    public static func load(path: String) -> (Arbiter.Configuration, problems: [String]) {
+        var configuration = Arbiter.Configuration()
+        switch readSmallFile(path) {
+        case .missing:
+            return (configuration, [])
+        case .unreadable(let reason):
+            return (configuration, ["cannot read it: \(reason); using the defaults"])
+        case .text(let text):
+            let problems = configuration.apply(text)
+            return (configuration, problems)
+        }
+    }
+
+    /// Applies the `key = value` lines of a configuration file; returns what was wrong in
+    /// it, by line (`line 3: unknown key “volume”`), each ignored.
+    @discardableResult
+    public mutating func apply(_ text: String) -> [String] {
+        var problems: [String] = []
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let parts = content.split(separator: "=", maxSplits: 1).map { part in
+            guard !content.allSatisfy({ $0 == " " || $0 == "\t" }) else { continue }
+            let parts = content.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map { part in
                 String(part.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
             }
-            guard parts.count == 2 else { continue }
-            switch parts[0] {
-            case "others":
-                if let others = Arbiter.OthersPolicy(rawValue: parts[1]) { self.others = others }
-            default:
+            let number = index + 1
+            guard parts.count == 2, !parts[0].isEmpty else {
+                problems.append("line \(number): not “key = value”; ignored")
                 continue
             }
+            switch parts[0] {
+            case "others":
+                if let others = Arbiter.OthersPolicy(rawValue: parts[1]) {
+                    self.others = others
+                } else {
+                    let allowed = Arbiter.OthersPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                    problems.append("line \(number): others must be one of \(allowed), not “\(Self.printable(parts[1]))”; ignored")
+                }
+            default:
+                problems.append("line \(number): unknown key “\(Self.printable(parts[0]))”; ignored")
+            }
         }
+        return problems
+    }
+
+    private enum FileContents {
+        case missing
+        case unreadable(String)
+        case text(String)
+    }
+
+    /// Reads a regular file of at most ``maximumFileSize`` bytes, without blocking on a FIFO.
+    private static func readSmallFile(_ path: String) -> FileContents {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            return code == ENOENT ? .missing : .unreadable(String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .unreadable(String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .unreadable("not a regular file") }
+        guard info.st_size <= maximumFileSize else {
+            return .unreadable("\(info.st_size) bytes, more than the \(maximumFileSize) read")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return .unreadable(String(cString: strerror(errno))) }
+            if count == 0 { break }
+            filled += count
+        }
+        return .text(String(decoding: bytes[..<filled], as: UTF8.self))
+    }
+
+    /// `text` cut to 40 characters, control characters as `?`, for a message.
+    private static func printable(_ text: String) -> String {
+        let cut = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        return String(cut.map { $0.isASCII && ($0.asciiValue! < 0x20 || $0.asciiValue! == 0x7F) ? "?" : $0 })
     }
 }

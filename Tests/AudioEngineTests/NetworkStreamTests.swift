@@ -23,9 +23,10 @@ func drain(_ stream: NetworkStream, maxFrames: Int = .max, timeout: Double = 20)
     try await offThePool { try drainBlocking(stream, maxFrames: maxFrames, timeout: timeout) }
 }
 
-/// Opens `url` off the cooperative pool (the open waits for the server).
-func openStream(_ url: String) async throws -> NetworkStream {
-    try await offThePool { try NetworkStream(url: url) }
+/// Opens `url` off the cooperative pool (the open waits for the server), trusting the
+/// certificate authorities in the PEM file `trusting` for HTTPS.
+func openStream(_ url: String, trusting authorities: String? = nil) async throws -> NetworkStream {
+    try await offThePool { try NetworkStream(url: url, certificateAuthorities: authorities) }
 }
 
 private func drainBlocking(_ stream: NetworkStream, maxFrames: Int, timeout: Double) throws -> Drained {
@@ -96,13 +97,37 @@ struct NetworkStreamTests {
         try await HTTPTestServer.makeCertificate(at: certificate)
         let server = try await HTTPTestServer(.tlsFiles(directory: fixtures.directory, certificate: certificate))
         #expect(server.url("tone.mp3").hasPrefix("https://"))
-        // FFmpeg does not verify certificates unless asked (tls_verify): a self-signed one is taken.
-        let stream = try await openStream(server.url("tone.mp3"))
+        // The server's self-signed certificate, trusted as an authority.
+        let stream = try await openStream(server.url("tone.mp3"), trusting: certificate + ".crt")
         let drained = try await drain(stream)
         #expect(drained.error == nil)
         let audio = CapturedAudio(samples: drained.samples, sampleRate: stream.format.sampleRate, channels: stream.format.channelCount)
         #expect(abs(audio.duration - NetworkFixtures.seconds) < 0.03, "\(audio.duration) s")
         #expect(abs((audio.dominantFrequency(channel: 0, range: 0.5..<3.5) ?? 0) - NetworkFixtures.frequency) < 5)
+    }
+
+    /// FFmpeg verifies nothing unless asked (`tls_verify` is 0 by default): the stream asks,
+    /// so a certificate no trusted authority signed is refused, with words that say so.
+    @Test func anUntrustedCertificateIsRefused() async throws {
+        let fixtures = try await NetworkFixtures.shared()
+        let certificate = fixtures.directory + "/untrusted.pem"
+        try await HTTPTestServer.makeCertificate(at: certificate)
+        let server = try await HTTPTestServer(.tlsFiles(directory: fixtures.directory, certificate: certificate))
+        let url = server.url("tone.mp3")
+        let error = await #expect(throws: AudioFileError.self) { try await openStream(url) }
+        #expect(error?.source == url)
+        #expect(error?.reason == .networkFailed("the server's certificate is not trusted (not signed by a known authority, expired or not yet valid)"),
+                "\(String(describing: error))")
+    }
+
+    @Test func aCertificateForAnotherHostIsRefused() async throws {
+        let fixtures = try await NetworkFixtures.shared()
+        let certificate = fixtures.directory + "/elsewhere.pem"
+        try await HTTPTestServer.makeCertificate(at: certificate, host: "127.0.0.2")
+        let server = try await HTTPTestServer(.tlsFiles(directory: fixtures.directory, certificate: certificate))
+        let url = server.url("tone.mp3")
+        let error = await #expect(throws: AudioFileError.self) { try await openStream(url, trusting: certificate + ".crt") }
+        #expect(error?.reason == .networkFailed("the server's certificate is for another host name"), "\(String(describing: error))")
     }
 
     @Test func seekingUsesARangeRequestAndLandsWhereAsked() async throws {

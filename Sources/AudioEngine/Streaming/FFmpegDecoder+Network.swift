@@ -50,9 +50,13 @@ extension FFmpegDecoder {
     /// Opens an `http://` or `https://` URL through FFmpeg's own protocols, reconnecting dropped
     /// connections, asking for ICY metadata, giving up when `interrupt` says so.
     ///
+    /// HTTPS servers must show a certificate for the URL's host signed by an authority in
+    /// `certificateAuthorities` (a PEM file) or, when nil, in the system's trust store
+    /// (FFmpeg's default is not to verify at all: `tls_verify` 0).
+    ///
     /// Blocks the calling thread for the HTTP exchange and the first packets (at most
     /// ``NetworkTimeouts/open`` seconds, or until `interrupt` is closed).
-    convenience init(url: String, interrupt: NetworkInterrupt) throws(OpenFailure) {
+    convenience init(url: String, certificateAuthorities: String?, interrupt: NetworkInterrupt) throws(OpenFailure) {
         interrupt.setDeadline(seconds: NetworkTimeouts.open)
         defer { interrupt.setDeadline(seconds: nil) }
         try self.init(source: url, input: nil) { context in
@@ -69,7 +73,9 @@ extension FFmpegDecoder {
                 ("user_agent", "Earshot"),
                 // Only the web's protocols, whatever a redirect or a playlist names (no file:, no pipes).
                 ("protocol_whitelist", "http,https,tcp,tls"),
-            ]
+                // Verify the server's certificate and host name (a redirect to https too).
+                ("tls_verify", "1"),
+            ] + (certificateAuthorities.map { [("ca_file", $0)] } ?? [])
             for (key, value) in settings { av_dict_set(&options, key, value, 0) }
             return avformat_open_input(&context, url, nil, &options)
         }

@@ -50,16 +50,27 @@ public final class NetworkStream: FrameSource, @unchecked Sendable {
         return lower.hasPrefix("http://") || lower.hasPrefix("https://")
     }
 
+    /// The certificate authorities HTTPS servers are checked against by default: the PEM file
+    /// `SSL_CERT_FILE` names (OpenSSL's convention), or nil for the system's trust store.
+    public static var defaultCertificateAuthorities: String? {
+        getenv("SSL_CERT_FILE").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Connects to `url` and reads its header; the stream thread then starts reading ahead.
     ///
+    /// An `https://` server must show a valid certificate for the URL's host, signed by an
+    /// authority in `certificateAuthorities` (a PEM file; by default
+    /// ``defaultCertificateAuthorities``, else the system's trust store).
+    ///
     /// - Throws: ``AudioFileError`` naming the URL: ``AudioFileError/Reason/networkFailed(_:)``
-    ///   when the server cannot be reached or answers with an error, ``AudioFileError/Reason/unsupportedFormat(_:)``
-    ///   when what it sends is not audio FFmpeg decodes.
-    public init(url: String) throws(AudioFileError) {
+    ///   when the server cannot be reached, answers with an error or shows a certificate that
+    ///   is not trusted, ``AudioFileError/Reason/unsupportedFormat(_:)`` when what it sends is
+    ///   not audio FFmpeg decodes.
+    public init(url: String, certificateAuthorities: String? = NetworkStream.defaultCertificateAuthorities) throws(AudioFileError) {
         let interrupt = NetworkInterrupt()
         let decoder: FFmpegDecoder
         do {
-            decoder = try FFmpegDecoder(url: url, interrupt: interrupt)
+            decoder = try FFmpegDecoder(url: url, certificateAuthorities: certificateAuthorities, interrupt: interrupt)
         } catch {
             throw NetworkStream.describe(error.error, url: url, interrupt: interrupt)
         }
@@ -152,6 +163,8 @@ public final class NetworkStream: FrameSource, @unchecked Sendable {
                 ("network is unreachable", "the network is unreachable"),
                 ("no route to host", "no route to host"),
                 ("connection reset", "the server reset the connection"),
+                ("peer certificate failed verification", "the server's certificate is not trusted (not signed by a known authority, expired or not yet valid)"),
+                ("does not match hostname", "the server's certificate is for another host name"),
             ] where lower.contains(needle) {
                 return network(words)
             }

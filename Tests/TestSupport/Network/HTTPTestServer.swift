@@ -69,10 +69,13 @@ public final class HTTPTestServer: Sendable {
     public func url(_ path: String = "stream.mp3") -> String { "\(scheme)://127.0.0.1:\(port)/\(path)" }
     private let scheme: String
 
-    /// Makes a self-signed certificate and key for 127.0.0.1 in one PEM file at `path`.
-    public static func makeCertificate(at path: String) async throws {
+    /// Makes a self-signed certificate and key for the address `host` (127.0.0.1 by default,
+    /// where the server listens) in one PEM file at `path`, and the certificate alone at
+    /// `path.crt` (what a client trusts).
+    public static func makeCertificate(at path: String, host: String = "127.0.0.1") async throws {
         let result = try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                                                        "-subj", "/CN=127.0.0.1", "-keyout", path, "-out", path + ".crt"], timeout: 60)
+                                                        "-subj", "/CN=\(host)", "-addext", "subjectAltName=IP:\(host)",
+                                                        "-keyout", path, "-out", path + ".crt"], timeout: 60)
         guard result.status == 0 else { throw TestFailure("openssl: \(result.stderr)") }
         let combined = try String(contentsOfFile: path, encoding: .utf8) + String(contentsOfFile: path + ".crt", encoding: .utf8)
         try combined.write(toFile: path, atomically: true, encoding: .utf8)

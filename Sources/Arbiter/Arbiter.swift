@@ -50,8 +50,9 @@ public final class Arbiter: Sendable {
     public enum OthersPolicy: String, Sendable, CaseIterable {
         /// Pause their players when a non-mixable session activates, and resume them after.
         case pause
-        /// Leave their players alone; duckOthers would lower their streams (not implemented
-        /// yet: today this acts as ``observe``).
+        /// Leave their players alone; duckOthers would lower their streams. The policy
+        /// says when (`SessionPolicy.foreignStreamGain`), but the arbiter does not set
+        /// stream volumes yet: today this acts as ``observe``.
         case duck
         /// Only watch: their sound still counts for the hints, the target and interruptions.
         case observe
@@ -131,6 +132,7 @@ public final class Arbiter: Sendable {
         self.configuration = configuration
         var policyConfiguration = configuration.policy
         policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
+        policyConfiguration.ducksOthers = policyConfiguration.ducksOthers && configuration.others != .observe
         state = Mutex(State(policy: SessionPolicy(configuration: policyConfiguration)))
         let object = try connection.export([interfaceDeclaration()], at: ArbiterName.path)
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in

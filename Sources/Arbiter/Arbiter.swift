@@ -80,6 +80,8 @@ public final class Arbiter: Sendable {
 
     public let connection: DBusConnection
     public let configuration: Configuration
+    /// Where the ducked streams are kept for the next arbiter (`nil`: nowhere).
+    let volumeStateFile: ForeignVolumeStateFile?
     let state: Mutex<State>
     private let epoch = MonotonicClock.nanoseconds()
 
@@ -122,6 +124,14 @@ public final class Arbiter: Sendable {
         var departed: Set<String> = []
         /// Whether the queue is known: until then no other app is reported to the policy.
         var othersReady = false
+        /// When it became known (``Arbiter/tick``).
+        var othersReadyTick: UInt64 = 0
+        /// The watcher has listed the streams at least once.
+        var streamsKnown = false
+        /// Other apps' streams whose volume the arbiter changed, by sink-input index.
+        var ducked: [UInt32: DuckedStream] = [:]
+        /// No more volume changes: stopped, or the process is exiting.
+        var volumesStopped = false
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -130,6 +140,7 @@ public final class Arbiter: Sendable {
     public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
         self.connection = connection
         self.configuration = configuration
+        volumeStateFile = configuration.soundServer == .none ? nil : ForeignVolumeStateFile.standard()
         var policyConfiguration = configuration.policy
         policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
         policyConfiguration.ducksOthers = policyConfiguration.ducksOthers && configuration.others != .observe
@@ -149,11 +160,17 @@ public final class Arbiter: Sendable {
         }
         let others = startFollowingOthers()
         state.withLock { $0.subscriptions += others }
+        adoptForeignVolumes()
+        ArbiterExit.add(self)
         askScreenSaversWhetherLocked()
     }
 
     /// Stops serving: removes the object and the subscriptions.
     public func stop() {
+        // What this arbiter ducked stays as it is: the next arbiter takes it over from the
+        // state file.
+        state.withLock { $0.volumesStopped = true }
+        ArbiterExit.remove(self)
         let (object, subscriptions, timers, watcher) = state.withLock { s in
             defer { (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher) = (nil, [], [:], nil) }
             return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher)
@@ -178,6 +195,7 @@ public final class Arbiter: Sendable {
             return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
         }
         reconcileSilenceTimers(needTimers)
+        reconcileForeignVolumes()
         guard let object else { return decisions }
         send(decisions, via: object)
         if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {

@@ -1,0 +1,163 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the arbiter changed in other apps' streams, kept outside its process so that the
+/// next arbiter can undo it when this one dies (SIGKILL mid-duck): each ducked stream's
+/// volume before, and the volumes the arbiter may have set on it (the rungs of its ramp).
+///
+/// `$XDG_RUNTIME_DIR/earshot/arbiter-state.json`, written atomically (a temporary file
+/// renamed over it), removed when nothing is ducked. Read with limits: a file over
+/// ``maximumSize`` bytes, not JSON of the expected shape, or with values out of range is an
+/// error naming the file and the reason, and is ignored.
+struct ForeignVolumeStateFile: Sendable {
+    /// One ducked stream (a sink input of the sound server).
+    struct Stream: Codable, Sendable, Hashable {
+        /// The sink input's index.
+        var index: UInt32
+        /// Its process (`application.process.id`): a stream at the same index of another
+        /// process is not the one ducked.
+        var pid: Int64
+        /// Its volume before the ducking, per channel.
+        var original: [UInt32]
+        /// The volumes the arbiter may have set on it, per channel: the next arbiter puts
+        /// ``original`` back only if the stream still has one of these.
+        var set: [[UInt32]]
+    }
+
+    private struct Contents: Codable {
+        var version: Int
+        var streams: [Stream]
+    }
+
+    static let version = 1
+    static let maximumSize = 64 * 1024
+    static let maximumStreams = 256
+    static let maximumRungs = 32
+    /// `PA_VOLUME_MAX`.
+    static let maximumVolume: UInt32 = UInt32.max / 2
+
+    let path: String
+
+    /// The file under `$XDG_RUNTIME_DIR/earshot/`, or `nil` when that is not set (or not an
+    /// absolute path): then nothing outlives the arbiter.
+    static func standard() -> ForeignVolumeStateFile? {
+        guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") else { return nil }
+        return ForeignVolumeStateFile(path: runtime + "/earshot/arbiter-state.json")
+    }
+
+    /// The streams the file lists; none when there is no file.
+    func read() throws(ForeignVolumeStateError) -> [Stream] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if fd < 0 {
+            if errno == ENOENT { return [] }
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { Glibc.close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .malformed(path: path, reason: "not a regular file") }
+        guard info.st_size <= ForeignVolumeStateFile.maximumSize else { throw .tooLarge(path: path, size: Int(info.st_size)) }
+        var bytes = [UInt8](repeating: 0, count: ForeignVolumeStateFile.maximumSize + 1)
+        var count = 0
+        while count < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+            if n == 0 { break }
+            count += n
+        }
+        guard count <= ForeignVolumeStateFile.maximumSize else { throw .tooLarge(path: path, size: count) }
+        let contents: Contents
+        do {
+            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes[..<count]))
+        } catch {
+            throw .malformed(path: path, reason: "not the expected JSON (\(error))")
+        }
+        do {
+            try Self.validate(contents)
+        } catch {
+            throw error.at(path)
+        }
+        return contents.streams
+    }
+
+    private static func validate(_ contents: Contents) throws(ForeignVolumeStateError) {
+        func bad(_ reason: String) -> ForeignVolumeStateError { .malformed(path: "", reason: reason) }
+        guard contents.version == version else { throw bad("version \(contents.version), not \(version)") }
+        guard contents.streams.count <= maximumStreams else { throw bad("\(contents.streams.count) streams, more than \(maximumStreams)") }
+        guard Set(contents.streams.map(\.index)).count == contents.streams.count else { throw bad("a stream listed twice") }
+        for stream in contents.streams {
+            guard stream.pid > 0 else { throw bad("stream \(stream.index): process \(stream.pid)") }
+            guard (1...32).contains(stream.original.count) else { throw bad("stream \(stream.index): \(stream.original.count) channels") }
+            guard stream.set.count <= maximumRungs else { throw bad("stream \(stream.index): \(stream.set.count) volumes set") }
+            for volume in [stream.original] + stream.set {
+                guard volume.count == stream.original.count else { throw bad("stream \(stream.index): channel counts differ") }
+                guard volume.allSatisfy({ $0 <= maximumVolume }) else { throw bad("stream \(stream.index): a volume out of range") }
+            }
+        }
+    }
+
+    /// Replaces the file with `streams` (removes it when there are none).
+    func write(_ streams: [Stream]) throws(ForeignVolumeStateError) {
+        if streams.isEmpty {
+            if unlink(path) != 0 && errno != ENOENT { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+            return
+        }
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw .unwritable(path: path, reason: "cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(Contents(version: Self.version, streams: streams))
+        } catch {
+            throw .unwritable(path: path, reason: "\(error)")
+        }
+        guard data.count <= Self.maximumSize else { throw .unwritable(path: path, reason: "\(data.count) bytes, more than \(Self.maximumSize)") }
+        let temporary = path + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+        var written = 0
+        let ok = data.withUnsafeBytes { raw -> Bool in
+            while written < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + written, raw.count - written)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                written += n
+            }
+            return true
+        }
+        let reason = ok ? nil : String(cString: strerror(errno))
+        Glibc.close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let failure = reason ?? String(cString: strerror(errno))
+            unlink(temporary)
+            throw .unwritable(path: path, reason: failure)
+        }
+    }
+}
+
+/// Why the arbiter's state file could not be read or written.
+enum ForeignVolumeStateError: Error, CustomStringConvertible {
+    case tooLarge(path: String, size: Int)
+    case unreadable(path: String, reason: String)
+    case malformed(path: String, reason: String)
+    case unwritable(path: String, reason: String)
+
+    func at(_ path: String) -> ForeignVolumeStateError {
+        if case .malformed(_, let reason) = self { return .malformed(path: path, reason: reason) }
+        return self
+    }
+
+    var description: String {
+        switch self {
+        case .tooLarge(let path, let size):
+            "\(path): \(size) bytes, more than \(ForeignVolumeStateFile.maximumSize); ignored"
+        case .unreadable(let path, let reason): "\(path): cannot read it (\(reason)); ignored"
+        case .malformed(let path, let reason): "\(path): \(reason); ignored"
+        case .unwritable(let path, let reason): "\(path): cannot write it (\(reason))"
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Ducking other apps, with real processes: paplay streams as the other apps, `earshot play
+/// --duck` as the ducking session, `earshot daemon` (or `earshot play` itself) hosting the
+/// arbiter, and the sink inputs' volumes read back with `pactl list sink-inputs`.
+@Suite("Other apps ducked: paplay's sink-input volume under earshot play --duck")
+struct SessionOthersDuckTests {
+    /// The volume a paplay stream starts with: not 100 %, so that "restored exactly" means
+    /// something.
+    static let original: UInt32 = 41_000
+
+    /// `ducked` over `original` in dB (the server's volume scale is cubic in amplitude).
+    static func decibels(_ ducked: [UInt32], from original: [UInt32]) -> Double {
+        60 * log10(Double(ducked[0]) / Double(original[0]))
+    }
+
+    /// Whether `volume` is `original` lowered by the arbiter's duck gain (within a volume unit's
+    /// rounding on each channel).
+    static func isDucked(_ volume: [UInt32]?, from original: [UInt32]) -> Bool {
+        guard let volume, volume.count == original.count else { return false }
+        return abs(decibels(volume, from: original) - sessionDuckDecibels) < 0.05 && Set(volume).count == 1
+    }
+
+    @Test("earshot play --duck lowers a paplay stream by the ducking amount, ducks one that starts meanwhile, and restores both exactly; event sounds are left alone")
+    func duckAndRestore() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let first = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: first))
+        #expect(before == [Self.original, Self.original])
+        let event = try await world.eventStreamVolume()
+        let music = try world.play("music", side: .left, duration: 4, duck: true)
+        let start = ContinuousClock.now
+        try await world.waitForVolume(of: first, "ducked") { Self.isDucked($0, from: before) }
+        sessionReport("paplay ducked \(ContinuousClock.now - start) after earshot play --duck started")
+        let second = try await world.paplay(volume: nil)
+        try await world.waitForVolume(of: second, "ducked after it started") { Self.isDucked($0, from: [65536, 65536]) }
+        #expect(try await world.eventStreamVolume() == event, "an event stream was ducked")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: first, "restored") { $0 == before }
+        try await world.waitForVolume(of: second, "restored") { $0 == [65536, 65536] }
+        try await settle(0.3)
+        #expect(try await world.volume(of: first) == before)
+        #expect(!FileManager.default.fileExists(atPath: world.arbiterStateFile), "the state file outlived the ducking")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("earshot play --mix (no duck) never touches another app's volume")
+    func mixDoesNotDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let music = try world.play("music", side: .left, duration: 20, mix: true)
+        try await music.waitUntilPlaying()
+        for _ in 0..<10 {
+            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
+            try await settle(0.1)
+        }
+        music.kill()
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("earshot daemon --others observe: earshot play --duck does not touch another app's volume")
+    func observeDoesNotDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon("--others", "observe")
+        let stream = try await world.paplay(volume: Self.original)
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await music.waitUntilPlaying()
+        for _ in 0..<10 {
+            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
+            try await settle(0.1)
+        }
+        music.kill()
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the ducking earshot play: the stream gets its exact volume back")
+    func sigkillOfDuckerRestores() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        music.kill()
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("the user changing the volume while ducked: the user's volume stands at the end")
+    func userVolumeStands() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 3, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        try await settle(0.4)  // past the ramp
+        let index = try #require(try await world.sinkInput(of: stream)?.index)
+        let user: UInt32 = 52_000
+        _ = try await run("pactl", ["set-sink-input-volume", String(index), String(user)], environment: world.environment, timeout: 10)
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await settle(1)
+        #expect(try await world.volume(of: stream) == [user, user], "the arbiter undid the user's volume")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of earshot play hosting the arbiter mid-duck: the next arbiter restores from the state file")
+    func hostKilledNextArbiterRestores() async throws {
+        let world = try await SessionWorld()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        #expect(FileManager.default.fileExists(atPath: world.arbiterStateFile))
+        music.kill()
+        try await settle(0.5)
+        #expect(Self.isDucked(try await world.volume(of: stream), from: before), "no arbiter: still ducked")
+        let daemon = try await world.daemon()
+        try await world.waitForVolume(of: stream, "restored by the next arbiter") { $0 == before }
+        try await sessionPoll("the state file to go") { !FileManager.default.fileExists(atPath: world.arbiterStateFile) }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the arbiter daemon mid-duck: earshot play, the next host, keeps the stream ducked once and restores it exactly at the end")
+    func daemonKilledMidDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 5, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        daemon.kill(SIGKILL)
+        let musicID = try await music.uniqueName()
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await settle(0.6)
+        let during = try await world.volume(of: stream)
+        #expect(Self.isDucked(during, from: before), "the next host ducked it again on top, or restored it while ducking: \(String(describing: during))")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+    }
+
+    @Test("a corrupt or oversized state file is a clear error, ignored; ducking still works")
+    func badStateFile() async throws {
+        let world = try await SessionWorld()
+        let directory = (world.arbiterStateFile as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "{\"version\": 1, \"streams\": [{\"index\": 3".write(toFile: world.arbiterStateFile, atomically: true, encoding: .utf8)
+        let daemon = try await world.daemon()
+        try await sessionPoll("the daemon to report the corrupt file") { daemon.stderr.contains("arbiter-state.json: not the expected JSON") }
+        daemon.kill(SIGKILL)
+        _ = try await daemon.wait(timeout: 5)
+        try String(repeating: " ", count: 70_000).write(toFile: world.arbiterStateFile, atomically: true, encoding: .utf8)
+        let second = try await world.daemon()
+        try await sessionPoll("the daemon to report the oversized file") { second.stderr.contains("70000 bytes, more than") }
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        music.kill()
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        second.kill(SIGKILL)
+    }
+}
+
+/// One sink input, from `pactl list sink-inputs`.
+struct SinkInputVolume: Sendable {
+    let index: Int
+    let pid: Int32?
+    let role: String?
+    let volume: [UInt32]
+}
+
+extension SessionWorld {
+    /// Where the arbiter keeps what it ducked.
+    var arbiterStateFile: String { environment["XDG_RUNTIME_DIR"]! + "/earshot/arbiter-state.json" }
+
+    /// Starts paplay playing a 30 s tone (at `volume`, if given) and waits for its stream.
+    func paplay(volume: UInt32?) async throws -> Child {
+        let tone = try SessionWorld.tone(.right, frequency: 700, duration: 30)
+        var arguments = [tone]
+        if let volume { arguments.insert("--volume=\(volume)", at: 0) }
+        let child = try Child("paplay", arguments, environment: environment)
+        try await sessionPoll("paplay's stream") { try await self.sinkInput(of: child) != nil }
+        return child
+    }
+
+    /// Every sink input with its volume.
+    func sinkInputVolumes() async throws -> [SinkInputVolume] {
+        let result = try await run("pactl", ["list", "sink-inputs"], environment: environment, timeout: 10)
+        guard result.status == 0 else { throw TestFailure("pactl list sink-inputs: \(result.stderr)") }
+        return SessionWorld.parseSinkInputs(result.output)
+    }
+
+    static func parseSinkInputs(_ text: String) -> [SinkInputVolume] {
+        var inputs: [SinkInputVolume] = []
+        for block in text.components(separatedBy: "Sink Input #").dropFirst() {
+            let lines = block.split(separator: "\n").map(String.init)
+            guard let index = Int(lines.first?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
+            var volume: [UInt32] = []
+            var pid: Int32?
+            var role: String?
+            for line in lines {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("Volume:") {
+                    volume = trimmed.matches(of: /:\s*([0-9]+)\s*\//).compactMap { UInt32($0.1) }
+                } else if let match = trimmed.wholeMatch(of: /application\.process\.id = "([0-9]+)"/) {
+                    pid = Int32(match.1)
+                } else if let match = trimmed.wholeMatch(of: /media\.role = "([^"]*)"/) {
+                    role = String(match.1)
+                }
+            }
+            inputs.append(SinkInputVolume(index: index, pid: pid, role: role, volume: volume))
+        }
+        return inputs
+    }
+
+    /// The sink input of a process.
+    func sinkInput(of child: Child) async throws -> SinkInputVolume? {
+        try await sinkInputVolumes().first { $0.pid == child.pid }
+    }
+
+    func volume(of child: Child) async throws -> [UInt32]? { try await sinkInput(of: child)?.volume }
+
+    /// The volumes of the event streams (the keep-awake pacat).
+    func eventStreamVolume() async throws -> [[UInt32]] {
+        try await sinkInputVolumes().filter { $0.role == "event" }.map(\.volume)
+    }
+
+    /// Waits until the volume of `child`'s stream satisfies `condition`.
+    func waitForVolume(of child: Child, _ what: String, timeout: Double = 5,
+                       _ condition: @escaping @Sendable ([UInt32]?) -> Bool) async throws {
+        let last = Locked<[UInt32]?>(nil)
+        do {
+            try await sessionPoll("the stream to be \(what)", timeout: timeout, interval: 0.02) {
+                let volume = try await self.volume(of: child)
+                last.withLock { $0 = volume }
+                return condition(volume)
+            }
+        } catch {
+            throw TestFailure("paplay's stream was not \(what) within \(timeout) s; its volume: \(String(describing: last.value))")
+        }
+    }
+}

@@ -168,6 +168,29 @@ struct SessionOthersDuckTests {
     }
 }
 
+
+/// Ducking other apps on PipeWire: pipewire-pulse's sink inputs take the volumes as
+/// PulseAudio's do.
+@Suite("Other apps ducked on PipeWire: paplay's sink-input volume under earshot play --duck")
+struct SessionOthersDuckPipeWireTests {
+    @Test("earshot play --duck lowers a paplay stream by the ducking amount and restores it exactly, also after SIGKILL")
+    func duckAndRestore() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let stream = try await world.paplay(volume: SessionOthersDuckTests.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 3)],
+                              environment: world.environment)
+        try await world.waitForVolume(of: stream, "ducked") { SessionOthersDuckTests.isDucked($0, from: before) }
+        #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        let killed = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 20)],
+                               environment: world.environment)
+        try await world.waitForVolume(of: stream, "ducked again") { SessionOthersDuckTests.isDucked($0, from: before) }
+        killed.kill(SIGKILL)
+        try await world.waitForVolume(of: stream, "restored after SIGKILL") { $0 == before }
+    }
+}
+
 /// One sink input, from `pactl list sink-inputs`.
 struct SinkInputVolume: Sendable {
     let index: Int
@@ -176,7 +199,15 @@ struct SinkInputVolume: Sendable {
     let volume: [UInt32]
 }
 
-extension SessionWorld {
+extension SessionWorld: SinkInputWorld {}
+extension SessionOthersPipeWireTests.World: SinkInputWorld {}
+
+/// A world whose sound server's sink inputs the tests read with pactl.
+protocol SinkInputWorld: Sendable {
+    var environment: [String: String] { get }
+}
+
+extension SinkInputWorld {
     /// Where the arbiter keeps what it ducked.
     var arbiterStateFile: String { environment["XDG_RUNTIME_DIR"]! + "/earshot/arbiter-state.json" }
 
@@ -194,30 +225,7 @@ extension SessionWorld {
     func sinkInputVolumes() async throws -> [SinkInputVolume] {
         let result = try await run("pactl", ["list", "sink-inputs"], environment: environment, timeout: 10)
         guard result.status == 0 else { throw TestFailure("pactl list sink-inputs: \(result.stderr)") }
-        return SessionWorld.parseSinkInputs(result.output)
-    }
-
-    static func parseSinkInputs(_ text: String) -> [SinkInputVolume] {
-        var inputs: [SinkInputVolume] = []
-        for block in text.components(separatedBy: "Sink Input #").dropFirst() {
-            let lines = block.split(separator: "\n").map(String.init)
-            guard let index = Int(lines.first?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
-            var volume: [UInt32] = []
-            var pid: Int32?
-            var role: String?
-            for line in lines {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.hasPrefix("Volume:") {
-                    volume = trimmed.matches(of: /:\s*([0-9]+)\s*\//).compactMap { UInt32($0.1) }
-                } else if let match = trimmed.wholeMatch(of: /application\.process\.id = "([0-9]+)"/) {
-                    pid = Int32(match.1)
-                } else if let match = trimmed.wholeMatch(of: /media\.role = "([^"]*)"/) {
-                    role = String(match.1)
-                }
-            }
-            inputs.append(SinkInputVolume(index: index, pid: pid, role: role, volume: volume))
-        }
-        return inputs
+        return SinkInputVolume.parse(result.output)
     }
 
     /// The sink input of a process.
@@ -245,5 +253,30 @@ extension SessionWorld {
         } catch {
             throw TestFailure("paplay's stream was not \(what) within \(timeout) s; its volume: \(String(describing: last.value))")
         }
+    }
+}
+
+extension SinkInputVolume {
+    static func parse(_ text: String) -> [SinkInputVolume] {
+        var inputs: [SinkInputVolume] = []
+        for block in text.components(separatedBy: "Sink Input #").dropFirst() {
+            let lines = block.split(separator: "\n").map(String.init)
+            guard let index = Int(lines.first?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
+            var volume: [UInt32] = []
+            var pid: Int32?
+            var role: String?
+            for line in lines {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("Volume:") {
+                    volume = trimmed.matches(of: /:\s*([0-9]+)\s*\//).compactMap { UInt32($0.1) }
+                } else if let match = trimmed.wholeMatch(of: /application\.process\.id = "([0-9]+)"/) {
+                    pid = Int32(match.1)
+                } else if let match = trimmed.wholeMatch(of: /media\.role = "([^"]*)"/) {
+                    role = String(match.1)
+                }
+            }
+            inputs.append(SinkInputVolume(index: index, pid: pid, role: role, volume: volume))
+        }
+        return inputs
     }
 }

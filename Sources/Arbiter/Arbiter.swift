@@ -48,11 +48,11 @@ public final class Arbiter: Sendable {
 
     /// How far the arbiter goes with other apps' audio (`earshot daemon --others`).
     public enum OthersPolicy: String, Sendable, CaseIterable {
-        /// Pause their players when a non-mixable session activates, and resume them after.
+        /// Pause their players when a non-mixable session activates, and resume them after;
+        /// lower their streams while a session ducks others (as ``duck``).
         case pause
-        /// Leave their players alone; duckOthers would lower their streams. The policy
-        /// says when (`SessionPolicy.foreignStreamGain`), but the arbiter does not set
-        /// stream volumes yet: today this acts as ``observe``.
+        /// Leave their players alone; lower their playing streams while a session ducks
+        /// others (`SessionPolicy.foreignStreamGain`), and restore them after.
         case duck
         /// Only watch: their sound still counts for the hints, the target and interruptions.
         case observe

@@ -185,9 +185,12 @@ struct Daemon: AsyncParsableCommand {
             server's playback streams. With --others pause (the default, as iOS), a \
             non-mixable session that activates pauses the other apps' playing players and \
             resumes them when it deactivates with notifyOthersOnDeactivation or ends, unless \
-            the user touched them meanwhile; duck leaves their players alone (lowering \
-            their streams for duckOthers is not implemented yet, so today it acts as \
-            observe); observe only watches. In all three, other apps' sound counts for isOtherAudioPlaying and the \
+            the user touched them meanwhile, and a session with duckOthers lowers their \
+            playing streams in the sound server (restoring each exact volume after, unless \
+            the user changed it); duck leaves their players alone and only lowers their \
+            streams; observe only watches. Ducked volumes are kept in \
+            $XDG_RUNTIME_DIR/earshot/arbiter-state.json: an arbiter that starts restores \
+            what a killed one left ducked. In all three, other apps' sound counts for isOtherAudioPlaying and the \
             remote target, and another app's player starting interrupts non-mixable sessions. \
             An Earshot process hosting the arbiter reads the same setting from \
             $XDG_CONFIG_HOME/earshot/arbiter.conf (a line such as: others = observe).

@@ -19,7 +19,8 @@ struct DuckedStream: Sendable {
     var position: Int?
     /// The rung it should have: the last while ducked, 0 to restore.
     var target = 0
-    /// A read or set of its volume is under way.
+    /// A read or set of its volume is under way, or the pause before the next step of
+    /// its ramp.
     var inFlight = false
     /// Taken over from the state file (a previous arbiter ducked it).
     var adopted = false
@@ -182,18 +183,23 @@ extension Arbiter {
                 s.ducked[index] = nil
                 return (false, true)
             }
-            entry.inFlight = false
             entry.position = rung
-            s.ducked[index] = entry
             if rung == entry.target {
-                if rung == 0 { s.ducked[index] = nil }
+                entry.inFlight = false
+                s.ducked[index] = rung == 0 ? nil : entry
                 return (false, rung == 0)
             }
+            // Still "in flight" until the next step: a reconcile meanwhile must not step early.
+            s.ducked[index] = entry
             return (true, false)
         }
         if finished { saveForeignVolumes() }
         if more {
-            _ = connection.schedule(after: Arbiter.duckRampInterval) { [weak self] in self?.stepForeignVolume(index) }
+            _ = connection.schedule(after: Arbiter.duckRampInterval) { [weak self] in
+                guard let self else { return }
+                self.state.withLock { $0.ducked[index]?.inFlight = false }
+                self.stepForeignVolume(index)
+            }
         }
     }
 

@@ -34,8 +34,14 @@ struct SessionOthersDuckTests {
         let event = try await world.eventStreamVolume()
         let music = try world.play("music", side: .left, duration: 4, duck: true)
         let start = ContinuousClock.now
-        try await world.waitForVolume(of: first, "ducked") { Self.isDucked($0, from: before) }
-        sessionReport("paplay ducked \(ContinuousClock.now - start) after earshot play --duck started")
+        let seen = Locked<Set<[UInt32]>>([])
+        try await world.waitForVolume(of: first, "ducked") { volume in
+            if let volume { seen.withLock { _ = $0.insert(volume) } }
+            return Self.isDucked(volume, from: before)
+        }
+        sessionReport("paplay ducked \(ContinuousClock.now - start) after earshot play --duck started; volumes seen \(seen.value)")
+        // Ramped: a volume between the two was seen (the ramp takes about 0.16 s).
+        #expect(seen.value.contains { $0[0] < before[0] && !Self.isDucked($0, from: before) }, "no step between: \(seen.value)")
         let second = try await world.paplay(volume: nil)
         try await world.waitForVolume(of: second, "ducked after it started") { Self.isDucked($0, from: [65536, 65536]) }
         #expect(try await world.eventStreamVolume() == event, "an event stream was ducked")

@@ -89,8 +89,9 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Then, if any, the other apps the arbiter follows (processes without an Earshot \
             session): each MPRIS player (its unique name, app, process, PlaybackStatus) and \
-            each process sounding without one, marked target, sounding, or paused by the \
-            session whose activation paused it. With --follow, prints the tables again \
+            each process sounding without one, marked target, sounding, paused by the \
+            session whose activation paused it, or ducked by the sessions whose duckOthers \
+            lowers its streams. With --follow, prints the tables again \
             whenever they change, until interrupted.
             """
     )
@@ -157,6 +158,7 @@ struct Status: AsyncParsableCommand {
             if other[Key.target.rawValue]?.bool == true { state.append("target") }
             if other[Key.sounding.rawValue]?.bool == true { state.append("sounding") }
             if let by = other[Key.pausedBy.rawValue]?.string, !by.isEmpty { state.append("paused by \(by)") }
+            if let by = other[Key.duckedBy.rawValue]?.stringArray, !by.isEmpty { state.append("ducked by \(by.joined(separator: " "))") }
             let player = other[Key.player.rawValue]?.string ?? ""
             let app = TerminalText.escaped(other[Key.app.rawValue]?.string ?? "")
             let status = other[Key.status.rawValue]?.string ?? ""

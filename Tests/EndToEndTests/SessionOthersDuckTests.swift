@@ -42,6 +42,11 @@ struct SessionOthersDuckTests {
         sessionReport("paplay ducked \(ContinuousClock.now - start) after earshot play --duck started; volumes seen \(seen.value)")
         // Ramped: a volume between the two was seen (the ramp takes about 0.16 s).
         #expect(seen.value.contains { $0[0] < before[0] && !Self.isDucked($0, from: before) }, "no step between: \(seen.value)")
+        // earshot status says who ducks it.
+        let status = try await world.earshot("status")
+        let musicID = try await music.uniqueName()
+        let row = status.output.split(separator: "\n").first { $0.contains(" \(first.pid) ") }
+        #expect(row?.contains("ducked by \(musicID)") == true, "\(status.output)")
         let second = try await world.paplay(volume: nil)
         try await world.waitForVolume(of: second, "ducked after it started") { Self.isDucked($0, from: [65536, 65536]) }
         #expect(try await world.eventStreamVolume() == event, "an event stream was ducked")

@@ -178,6 +178,8 @@ public struct SessionPolicy: Sendable, Equatable {
             foreignSound(pid, sounding: sounding, tick: tick)
         case let .foreignProcessVanished(pid):
             removeForeignProcess(pid)
+        case let .adoptForeignPause(player, pausedBy):
+            adoptForeignPause(player, pausedBy: pausedBy)
         }
     }
 

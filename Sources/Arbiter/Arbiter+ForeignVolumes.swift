@@ -45,23 +45,35 @@ extension Arbiter {
     static let duckRampSteps = 5
     static let duckRampInterval: Duration = .milliseconds(40)
 
-    /// Reads the state file a previous arbiter left: its streams are restored once the
-    /// sessions have registered again (or after ``restoreWindow``). Called once, at start.
+    /// Reads the state file a previous arbiter left: its streams are restored, and the
+    /// players it paused resumed, once the sessions have registered again (or after
+    /// ``restoreWindow``), unless a session still ducks or holds them. Called once, at start.
     func adoptForeignVolumes() {
         guard let file = volumeStateFile, state.withLock({ $0.streamWatcher != nil }) else { return }
-        let streams: [ForeignVolumeStateFile.Stream]
+        let contents: ForeignVolumeStateFile.Contents
         do {
-            streams = try file.read()
+            contents = try file.read()
         } catch {
             Arbiter.log("\(error)")
             return
         }
-        guard !streams.isEmpty else { return }
         state.withLock { s in
-            for stream in streams {
+            for stream in contents.streams {
                 s.ducked[stream.index] = DuckedStream(pid: stream.pid, ladder: [stream.original] + stream.set, position: nil, adopted: true)
             }
+            for player in contents.players ?? [] { s.adoptedPauses[player.player] = SessionID(player.pausedBy) }
+            s.savedPauses = s.adoptedPauses
         }
+    }
+
+    /// The players paused for a session, to keep in the state file: the policy's, and those
+    /// taken over from the file and not yet known.
+    private static func pauses(_ s: State) -> [String: SessionID] {
+        var pauses = s.adoptedPauses
+        for player in s.policy.foreignPlayers.values {
+            if let by = player.pausedBy { pauses[player.id] = by }
+        }
+        return pauses
     }
 
     /// Whether `stream` is one the arbiter ducks: another app's, playing, not an event sound.
@@ -103,7 +115,26 @@ extension Arbiter {
             }
             return (read, advance, changed)
         }
-        if changed { saveForeignVolumes() }
+        let (adoptions, pausesChanged) = state.withLock { s -> ([SessionPolicy.Event], Bool) in
+            guard s.othersReady, !s.volumesStopped else { return ([], false) }
+            var events: [SessionPolicy.Event] = []
+            let me = connection.uniqueName
+            let peersBack = s.earshotPeers.keys.allSatisfy { $0 == me || s.policy[SessionID($0)] != nil }
+            let window = UInt64(Arbiter.restoreWindow.components.seconds) * 1_000_000_000
+            if peersBack || now >= s.othersReadyTick + window {
+                for (player, by) in s.adoptedPauses.sorted(by: { $0.key < $1.key }) {
+                    if s.policy.foreignPlayers[player] != nil {
+                        events.append(.adoptForeignPause(player: player, pausedBy: by))
+                        s.adoptedPauses[player] = nil
+                    } else if now >= s.othersReadyTick + 2 * window {
+                        s.adoptedPauses[player] = nil  // gone, or never another app's player
+                    }
+                }
+            }
+            return (events, Arbiter.pauses(s) != s.savedPauses)
+        }
+        if changed || pausesChanged { saveForeignVolumes() }
+        for event in adoptions { handle(event) }
         for index in read {
             watcher.updateVolume(of: index, decide: { _ in nil }) { [weak self] result in
                 self?.onBusThread { $0.originalRead(index, result) }
@@ -203,17 +234,21 @@ extension Arbiter {
         }
     }
 
-    /// Writes the ducked streams to the state file (bus thread).
+    /// Writes the ducked streams and the paused players to the state file (bus thread).
     private func saveForeignVolumes() {
         guard let file = volumeStateFile else { return }
-        let streams = state.withLock { s in
-            s.ducked.sorted { $0.key < $1.key }.compactMap { index, entry -> ForeignVolumeStateFile.Stream? in
-                guard let original = entry.ladder.first else { return nil }
-                return ForeignVolumeStateFile.Stream(index: index, pid: entry.pid, original: original, set: Array(entry.ladder.dropFirst()))
-            }
+        let contents = state.withLock { s in
+            let pauses = Arbiter.pauses(s)
+            s.savedPauses = pauses
+            return ForeignVolumeStateFile.Contents(
+                streams: s.ducked.sorted { $0.key < $1.key }.compactMap { index, entry -> ForeignVolumeStateFile.Stream? in
+                    guard let original = entry.ladder.first else { return nil }
+                    return ForeignVolumeStateFile.Stream(index: index, pid: entry.pid, original: original, set: Array(entry.ladder.dropFirst()))
+                },
+                players: pauses.sorted { $0.key < $1.key }.map { .init(player: $0.key, pausedBy: $0.value.rawValue) })
         }
         do {
-            try file.write(streams)
+            try file.write(contents)
         } catch {
             Arbiter.log("\(error)")
         }

@@ -132,6 +132,11 @@ public final class Arbiter: Sendable {
         var ducked: [UInt32: DuckedStream] = [:]
         /// No more volume changes: stopped, or the process is exiting.
         var volumesStopped = false
+        /// Players a previous arbiter paused (its state file), by the session it paused
+        /// them for, until this one knows them.
+        var adoptedPauses: [String: SessionID] = [:]
+        /// The paused players last written to the state file.
+        var savedPauses: [String: SessionID] = [:]
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen

@@ -3,9 +3,10 @@ import FoundationEssentials
 import Glibc
 #endif
 
-/// What the arbiter changed in other apps' streams, kept outside its process so that the
-/// next arbiter can undo it when this one dies (SIGKILL mid-duck): each ducked stream's
-/// volume before, and the volumes the arbiter may have set on it (the rungs of its ramp).
+/// What the arbiter changed in other apps' streams and players, kept outside its process so
+/// that the next arbiter can undo it when this one dies (SIGKILL mid-duck): each ducked
+/// stream's volume before, and the volumes the arbiter may have set on it (the rungs of its
+/// ramp); and each player it paused, with the session it paused it for.
 ///
 /// `$XDG_RUNTIME_DIR/earshot/arbiter-state.json`, written atomically (a temporary file
 /// renamed over it), removed when nothing is ducked. Read with limits: a file over
@@ -26,9 +27,20 @@ struct ForeignVolumeStateFile: Sendable {
         var set: [[UInt32]]
     }
 
-    private struct Contents: Codable {
-        var version: Int
-        var streams: [Stream]
+    /// One player paused by the arbiter for a session.
+    struct Player: Codable, Sendable, Hashable {
+        /// The unique bus name owning its MPRIS name (never reused on a bus).
+        var player: String
+        /// The session (its unique bus name) it was paused for.
+        var pausedBy: String
+    }
+
+    /// What the file holds.
+    struct Contents: Codable, Sendable, Equatable {
+        var version = ForeignVolumeStateFile.version
+        var streams: [Stream] = []
+        var players: [Player]? = []
+        var isEmpty: Bool { streams.isEmpty && (players ?? []).isEmpty }
     }
 
     static let version = 1
@@ -47,11 +59,11 @@ struct ForeignVolumeStateFile: Sendable {
         return ForeignVolumeStateFile(path: runtime + "/earshot/arbiter-state.json")
     }
 
-    /// The streams the file lists; none when there is no file.
-    func read() throws(ForeignVolumeStateError) -> [Stream] {
+    /// What the file lists; nothing when there is no file.
+    func read() throws(ForeignVolumeStateError) -> Contents {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
-            if errno == ENOENT { return [] }
+            if errno == ENOENT { return Contents() }
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         defer { Glibc.close(fd) }
@@ -80,13 +92,20 @@ struct ForeignVolumeStateFile: Sendable {
         } catch {
             throw error.at(path)
         }
-        return contents.streams
+        return contents
     }
 
     private static func validate(_ contents: Contents) throws(ForeignVolumeStateError) {
         func bad(_ reason: String) -> ForeignVolumeStateError { .malformed(path: "", reason: reason) }
         guard contents.version == version else { throw bad("version \(contents.version), not \(version)") }
         guard contents.streams.count <= maximumStreams else { throw bad("\(contents.streams.count) streams, more than \(maximumStreams)") }
+        let players = contents.players ?? []
+        guard players.count <= maximumStreams else { throw bad("\(players.count) players, more than \(maximumStreams)") }
+        for player in players {
+            for name in [player.player, player.pausedBy] where !(name.hasPrefix(":") && (2...255).contains(name.utf8.count)) {
+                throw bad("“\(name.prefix(64))” is not a unique bus name")
+            }
+        }
         guard Set(contents.streams.map(\.index)).count == contents.streams.count else { throw bad("a stream listed twice") }
         for stream in contents.streams {
             guard stream.pid > 0 else { throw bad("stream \(stream.index): process \(stream.pid)") }
@@ -99,9 +118,9 @@ struct ForeignVolumeStateFile: Sendable {
         }
     }
 
-    /// Replaces the file with `streams` (removes it when there are none).
-    func write(_ streams: [Stream]) throws(ForeignVolumeStateError) {
-        if streams.isEmpty {
+    /// Replaces the file with `contents` (removes it when it holds nothing).
+    func write(_ contents: Contents) throws(ForeignVolumeStateError) {
+        if contents.isEmpty {
             if unlink(path) != 0 && errno != ENOENT { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
             return
         }
@@ -111,7 +130,7 @@ struct ForeignVolumeStateFile: Sendable {
         }
         let data: Data
         do {
-            data = try JSONEncoder().encode(Contents(version: Self.version, streams: streams))
+            data = try JSONEncoder().encode(contents)
         } catch {
             throw .unwritable(path: path, reason: "\(error)")
         }

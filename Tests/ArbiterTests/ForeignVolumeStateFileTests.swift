@@ -26,12 +26,13 @@ struct ForeignVolumeStateFileTests {
     @Test("a written file reads back the same; writing none removes it; no file reads as none")
     func roundTrip() throws {
         let directory = Directory()
-        #expect(try directory.file.read() == [])
-        try directory.file.write([Self.stream])
-        #expect(try directory.file.read() == [Self.stream])
+        #expect(try directory.file.read().isEmpty)
+        let contents = ForeignVolumeStateFile.Contents(streams: [Self.stream], players: [.init(player: ":1.50", pausedBy: ":1.10")])
+        try directory.file.write(contents)
+        #expect(try directory.file.read() == contents)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/earshot")
         #expect(leftovers == ["arbiter-state.json"], "a temporary file was left: \(leftovers)")
-        try directory.file.write([])
+        try directory.file.write(ForeignVolumeStateFile.Contents())
         #expect(!FileManager.default.fileExists(atPath: directory.file.path))
     }
 
@@ -64,6 +65,7 @@ struct ForeignVolumeStateFileTests {
         (#"{"version": 1, "streams": [{"index": 1, "pid": 5, "original": [1, 2], "set": [[1]]}]}"#, "channel counts differ"),
         (#"{"version": 1, "streams": [{"index": 1, "pid": 5, "original": [4294967295], "set": []}]}"#, "out of range"),
         (#"{"version": 1, "streams": [{"index": 1, "pid": 5, "original": [1], "set": []}, {"index": 1, "pid": 6, "original": [1], "set": []}]}"#, "listed twice"),
+        (#"{"version": 1, "streams": [], "players": [{"player": "org.mpris.MediaPlayer2.mpv", "pausedBy": ":1.10"}]}"#, "not a unique bus name"),
     ])
     func invalid(text: String, reason: String) throws {
         let directory = Directory()

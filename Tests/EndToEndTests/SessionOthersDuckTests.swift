@@ -180,6 +180,46 @@ struct SessionOthersDuckTests {
 }
 
 
+/// Players paused by an arbiter whose host is killed: the state file lets the next
+/// arbiter play them again.
+@Suite("Other apps paused by a killed arbiter host: the next arbiter resumes them")
+struct SessionOthersStateFileTests {
+    @Test("SIGKILL of earshot play hosting the arbiter after it paused mpv: the next arbiter (earshot daemon) plays mpv again")
+    func hostKilledNextArbiterResumes() async throws {
+        let world = try await SessionWorld()
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 20)
+        try await mpv.waitFor("Paused")
+        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        try await sessionPoll("the state file to name mpv") {
+            (try? String(contentsOfFile: world.arbiterStateFile, encoding: .utf8))?.contains(try await mpv.uniqueName()) == true
+        }
+        music.kill()
+        try await settle(0.5)
+        #expect(try await mpv.status() == "Paused", "no arbiter: nobody plays it")
+        let daemon = try await world.daemon()
+        try await mpv.waitFor("Playing", timeout: 8)
+        try await sessionPoll("the state file to go") { !FileManager.default.fileExists(atPath: world.arbiterStateFile) }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the daemon while earshot play holds mpv paused: the next host keeps it paused until earshot play ends, then plays it")
+    func daemonKilledPauserHoldsOn() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 5)
+        try await mpv.waitFor("Paused")
+        let musicID = try await music.uniqueName()
+        daemon.kill(SIGKILL)
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await settle(1)
+        #expect(try await mpv.status() == "Paused", "the session that paused it still plays")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await mpv.waitFor("Playing", timeout: 8)
+    }
+}
+
 /// Ducking other apps on PipeWire: pipewire-pulse's sink inputs take the volumes as
 /// PulseAudio's do.
 @Suite("Other apps ducked on PipeWire: paplay's sink-input volume under earshot play --duck")

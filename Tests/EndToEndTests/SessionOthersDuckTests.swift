@@ -59,6 +59,34 @@ struct SessionOthersDuckTests {
         daemon.kill(SIGKILL)
     }
 
+    @Test("measured in the capture: paplay's tone is lowered by the ducking amount while earshot play --duck sounds, and back after")
+    func measuredInTheCapture() async throws {
+        let world = try await SessionWorld(keepAwake: false)
+        let capture = try await world.capture()
+        let daemon = try await world.daemon()
+        let other = try await world.paplay(volume: nil, side: .left)
+        try await settle(0.8)
+        let navigation = try world.play("navigation", side: .right, duration: 3, duck: true)
+        #expect(try await navigation.process.wait(timeout: 10) == 0, "\(navigation.process.stderr)")
+        try await world.waitForVolume(of: other, "restored") { $0 == [65536, 65536] }
+        try await settle(1.0)
+        let audio = try await capture.stop()
+        let prompts = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.right.channel)
+        try #require(prompts.count == 1, "the ducking process sounded once: \(prompts)")
+        let p = prompts[0]
+        let before = audio.level(.left, max(0, p.start - 0.7)..<(p.start - 0.1))
+        // The ramp takes about 0.2 s from the activation; measure after it.
+        let during = audio.level(.left, try p.inner(head: 0.5, tail: 0.1))
+        let after = audio.level(.left, (p.end + 0.6)..<(audio.duration - 0.05))
+        sessionReport(String(format: "before %.2f, during %.2f (%.2f dB), after %.2f dBFS", before, during, during - before, after))
+        #expect(abs(before + 12) < 1, "paplay before the ducking: \(before) dBFS")
+        #expect(abs((during - before) - sessionDuckDecibels) < 1,
+                "ducked by \(during - before) dB, not \(sessionDuckDecibels) dB (before \(before), during \(during))")
+        #expect(abs(after - before) < 0.5, "restored after the ducking process ended: \(after) vs \(before) dBFS")
+        #expect(abs(audio.level(.right, try p.inner(trimming: 0.2)) + 12) < 1, "the ducking process is not ducked itself")
+        daemon.kill(SIGKILL)
+    }
+
     @Test("earshot play --mix (no duck) never touches another app's volume")
     func mixDoesNotDuck() async throws {
         let world = try await SessionWorld()
@@ -262,9 +290,10 @@ extension SinkInputWorld {
     /// Where the arbiter keeps what it ducked.
     var arbiterStateFile: String { environment["XDG_RUNTIME_DIR"]! + "/earshot/arbiter-state.json" }
 
-    /// Starts paplay playing a 30 s tone (at `volume`, if given) and waits for its stream.
-    func paplay(volume: UInt32?) async throws -> Child {
-        let tone = try SessionWorld.tone(.right, frequency: 700, duration: 30)
+    /// Starts paplay playing a 30 s tone on `side` (at `volume`, if given) and waits for its
+    /// stream.
+    func paplay(volume: UInt32?, side: SessionSide = .right) async throws -> Child {
+        let tone = try SessionWorld.tone(side, frequency: 700, duration: 30)
         var arguments = [tone]
         if let volume { arguments.insert("--volume=\(volume)", at: 0) }
         let child = try Child("paplay", arguments, environment: environment)

@@ -38,7 +38,7 @@ struct DuckedStream: Sendable {
 /// Every read and set goes through the ``PlaybackStreamWatcher``'s libpulse connection,
 /// without waiting: each step is a compare-and-set queued there, and its result comes back
 /// to the bus thread. Before the first set, the stream's volume before and the volumes of
-/// its ramp go to ``ForeignVolumeStateFile``; an arbiter that starts takes the file's
+/// its ramp go to ``ArbiterStateFile``; an arbiter that starts takes the file's
 /// streams over, and puts back those still at a volume the previous one set (unless a
 /// session that registers again still ducks).
 extension Arbiter {
@@ -50,7 +50,7 @@ extension Arbiter {
     /// ``restoreWindow``), unless a session still ducks or holds them. Called once, at start.
     func adoptForeignVolumes() {
         guard let file = volumeStateFile, state.withLock({ $0.streamWatcher != nil }) else { return }
-        let contents: ForeignVolumeStateFile.Contents
+        let contents: ArbiterStateFile.Contents
         do {
             contents = try file.read()
         } catch {
@@ -240,10 +240,10 @@ extension Arbiter {
         let contents = state.withLock { s in
             let pauses = Arbiter.pauses(s)
             s.savedPauses = pauses
-            return ForeignVolumeStateFile.Contents(
-                streams: s.ducked.sorted { $0.key < $1.key }.compactMap { index, entry -> ForeignVolumeStateFile.Stream? in
+            return ArbiterStateFile.Contents(
+                streams: s.ducked.sorted { $0.key < $1.key }.compactMap { index, entry -> ArbiterStateFile.Stream? in
                     guard let original = entry.ladder.first else { return nil }
-                    return ForeignVolumeStateFile.Stream(index: index, pid: entry.pid, original: original, set: Array(entry.ladder.dropFirst()))
+                    return ArbiterStateFile.Stream(index: index, pid: entry.pid, original: original, set: Array(entry.ladder.dropFirst()))
                 },
                 players: pauses.sorted { $0.key < $1.key }.map { .init(player: $0.key, pausedBy: $0.value.rawValue) })
         }

@@ -81,7 +81,7 @@ public final class Arbiter: Sendable {
     public let connection: DBusConnection
     public let configuration: Configuration
     /// Where the ducked streams are kept for the next arbiter (`nil`: nowhere).
-    let volumeStateFile: ForeignVolumeStateFile?
+    let volumeStateFile: ArbiterStateFile?
     let state: Mutex<State>
     private let epoch = MonotonicClock.nanoseconds()
 
@@ -145,7 +145,7 @@ public final class Arbiter: Sendable {
     public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
         self.connection = connection
         self.configuration = configuration
-        volumeStateFile = configuration.soundServer == .none ? nil : ForeignVolumeStateFile.standard()
+        volumeStateFile = configuration.soundServer == .none ? nil : ArbiterStateFile.standard()
         var policyConfiguration = configuration.policy
         policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
         policyConfiguration.ducksOthers = policyConfiguration.ducksOthers && configuration.others != .observe

@@ -12,7 +12,7 @@ import Glibc
 /// renamed over it), removed when nothing is ducked. Read with limits: a file over
 /// ``maximumSize`` bytes, not JSON of the expected shape, or with values out of range is an
 /// error naming the file and the reason, and is ignored.
-struct ForeignVolumeStateFile: Sendable {
+struct ArbiterStateFile: Sendable {
     /// One ducked stream (a sink input of the sound server).
     struct Stream: Codable, Sendable, Hashable {
         /// The sink input's index.
@@ -37,7 +37,7 @@ struct ForeignVolumeStateFile: Sendable {
 
     /// What the file holds.
     struct Contents: Codable, Sendable, Equatable {
-        var version = ForeignVolumeStateFile.version
+        var version = ArbiterStateFile.version
         var streams: [Stream] = []
         var players: [Player]? = []
         var isEmpty: Bool { streams.isEmpty && (players ?? []).isEmpty }
@@ -54,13 +54,13 @@ struct ForeignVolumeStateFile: Sendable {
 
     /// The file under `$XDG_RUNTIME_DIR/earshot/`, or `nil` when that is not set (or not an
     /// absolute path): then nothing outlives the arbiter.
-    static func standard() -> ForeignVolumeStateFile? {
+    static func standard() -> ArbiterStateFile? {
         guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") else { return nil }
-        return ForeignVolumeStateFile(path: runtime + "/earshot/arbiter-state.json")
+        return ArbiterStateFile(path: runtime + "/earshot/arbiter-state.json")
     }
 
     /// What the file lists; nothing when there is no file.
-    func read() throws(ForeignVolumeStateError) -> Contents {
+    func read() throws(ArbiterStateFileError) -> Contents {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return Contents() }
@@ -70,8 +70,8 @@ struct ForeignVolumeStateFile: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw .malformed(path: path, reason: "not a regular file") }
-        guard info.st_size <= ForeignVolumeStateFile.maximumSize else { throw .tooLarge(path: path, size: Int(info.st_size)) }
-        var bytes = [UInt8](repeating: 0, count: ForeignVolumeStateFile.maximumSize + 1)
+        guard info.st_size <= ArbiterStateFile.maximumSize else { throw .tooLarge(path: path, size: Int(info.st_size)) }
+        var bytes = [UInt8](repeating: 0, count: ArbiterStateFile.maximumSize + 1)
         var count = 0
         while count < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
@@ -80,7 +80,7 @@ struct ForeignVolumeStateFile: Sendable {
             if n == 0 { break }
             count += n
         }
-        guard count <= ForeignVolumeStateFile.maximumSize else { throw .tooLarge(path: path, size: count) }
+        guard count <= ArbiterStateFile.maximumSize else { throw .tooLarge(path: path, size: count) }
         let contents: Contents
         do {
             contents = try JSONDecoder().decode(Contents.self, from: Data(bytes[..<count]))
@@ -95,8 +95,8 @@ struct ForeignVolumeStateFile: Sendable {
         return contents
     }
 
-    private static func validate(_ contents: Contents) throws(ForeignVolumeStateError) {
-        func bad(_ reason: String) -> ForeignVolumeStateError { .malformed(path: "", reason: reason) }
+    private static func validate(_ contents: Contents) throws(ArbiterStateFileError) {
+        func bad(_ reason: String) -> ArbiterStateFileError { .malformed(path: "", reason: reason) }
         guard contents.version == version else { throw bad("version \(contents.version), not \(version)") }
         guard contents.streams.count <= maximumStreams else { throw bad("\(contents.streams.count) streams, more than \(maximumStreams)") }
         let players = contents.players ?? []
@@ -119,7 +119,7 @@ struct ForeignVolumeStateFile: Sendable {
     }
 
     /// Replaces the file with `contents` (removes it when it holds nothing).
-    func write(_ contents: Contents) throws(ForeignVolumeStateError) {
+    func write(_ contents: Contents) throws(ArbiterStateFileError) {
         if contents.isEmpty {
             if unlink(path) != 0 && errno != ENOENT { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
             return
@@ -159,13 +159,13 @@ struct ForeignVolumeStateFile: Sendable {
 }
 
 /// Why the arbiter's state file could not be read or written.
-enum ForeignVolumeStateError: Error, CustomStringConvertible {
+enum ArbiterStateFileError: Error, CustomStringConvertible {
     case tooLarge(path: String, size: Int)
     case unreadable(path: String, reason: String)
     case malformed(path: String, reason: String)
     case unwritable(path: String, reason: String)
 
-    func at(_ path: String) -> ForeignVolumeStateError {
+    func at(_ path: String) -> ArbiterStateFileError {
         if case .malformed(_, let reason) = self { return .malformed(path: path, reason: reason) }
         return self
     }
@@ -173,7 +173,7 @@ enum ForeignVolumeStateError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .tooLarge(let path, let size):
-            "\(path): \(size) bytes, more than \(ForeignVolumeStateFile.maximumSize); ignored"
+            "\(path): \(size) bytes, more than \(ArbiterStateFile.maximumSize); ignored"
         case .unreadable(let path, let reason): "\(path): cannot read it (\(reason)); ignored"
         case .malformed(let path, let reason): "\(path): \(reason); ignored"
         case .unwritable(let path, let reason): "\(path): cannot write it (\(reason))"

@@ -82,7 +82,10 @@ extension Arbiter {
                 self.reconcileOthers()
                 self.reconcileForeignVolumes()
                 // Streams a previous arbiter ducked wait for the sessions to register again.
-                _ = connection.schedule(after: Arbiter.restoreWindow + .milliseconds(20)) { [weak self] in self?.reconcileForeignVolumes() }
+                // (Players it paused that this one never sees are forgotten after twice that.)
+                for delay in [Arbiter.restoreWindow, Arbiter.restoreWindow * 2] {
+                    _ = connection.schedule(after: delay + .milliseconds(20)) { [weak self] in self?.reconcileForeignVolumes() }
+                }
             }
         }
     }

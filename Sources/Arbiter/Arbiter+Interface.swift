@@ -184,7 +184,10 @@ extension Arbiter {
     /// One dictionary per other app's player, and per process sounding without one, for
     /// `earshot status`; the most recent sounder first.
     func othersSummary() -> [DBusValue] {
-        let (policy, observed) = state.withLock { ($0.policy, $0.players) }
+        let (policy, observed, ducked) = state.withLock { s in
+            (s.policy, s.players, Set(s.ducked.values.filter { !$0.ladder.isEmpty && ($0.position ?? 1) > 0 }.map(\.pid)))
+        }
+        let duckers = policy.foreignDuckers.map(\.rawValue).sorted()
         typealias Key = ArbiterProtocol.OtherKey
         var rows: [(tick: UInt64, player: String, value: DBusValue)] = []
         func row(player: String, pid: Int64, status: String, pausedBy: SessionID?) -> (UInt64, String, DBusValue) {
@@ -195,6 +198,7 @@ extension Arbiter {
                 Key.player.rawValue: .string(player), Key.app.rawValue: .string(app), Key.pid.rawValue: .int64(pid), Key.status.rawValue: .string(status),
                 Key.sounding.rawValue: .boolean(sound?.isSounding ?? false), Key.lastSound.rawValue: .uint64(tick),
                 Key.pausedBy.rawValue: .string(pausedBy?.rawValue ?? ""),
+                Key.duckedBy.rawValue: .strings(ducked.contains(pid) ? duckers : []),
                 Key.target.rawValue: .boolean(!player.isEmpty && policy.target == .foreign(player: player)),
             ]))
         }

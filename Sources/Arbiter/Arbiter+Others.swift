@@ -77,8 +77,15 @@ extension Arbiter {
                     for gone in s.departed { s.earshotPeers[gone] = nil }
                     s.departed = []
                     s.othersReady = true
+                    s.othersReadyTick = self.tick
                 }
                 self.reconcileOthers()
+                self.reconcileForeignVolumes()
+                // Streams a previous arbiter ducked wait for the sessions to register again.
+                // (Players it paused that this one never sees are forgotten after twice that.)
+                for delay in [Arbiter.restoreWindow, Arbiter.restoreWindow * 2] {
+                    _ = connection.schedule(after: delay + .milliseconds(20)) { [weak self] in self?.reconcileForeignVolumes() }
+                }
             }
         }
     }
@@ -210,8 +217,12 @@ extension Arbiter {
 
     /// The sound server's streams changed (bus thread).
     func streamsChanged(_ streams: [UInt32: PlaybackStream]) {
-        state.withLock { $0.streams = streams }
+        state.withLock { s in
+            s.streams = streams
+            s.streamsKnown = true
+        }
         reconcileOthers()
+        reconcileForeignVolumes()
     }
 
     /// Brings the policy's view of other apps in line with what was observed: players and

@@ -48,10 +48,11 @@ public final class Arbiter: Sendable {
 
     /// How far the arbiter goes with other apps' audio (`earshot daemon --others`).
     public enum OthersPolicy: String, Sendable, CaseIterable {
-        /// Pause their players when a non-mixable session activates, and resume them after.
+        /// Pause their players when a non-mixable session activates, and resume them after;
+        /// lower their streams while a session ducks others (as ``duck``).
         case pause
-        /// Leave their players alone; duckOthers would lower their streams (not implemented
-        /// yet: today this acts as ``observe``).
+        /// Leave their players alone; lower their playing streams while a session ducks
+        /// others (`SessionPolicy.foreignStreamGain`), and restore them after.
         case duck
         /// Only watch: their sound still counts for the hints, the target and interruptions.
         case observe
@@ -79,6 +80,8 @@ public final class Arbiter: Sendable {
 
     public let connection: DBusConnection
     public let configuration: Configuration
+    /// Where the ducked streams are kept for the next arbiter (`nil`: nowhere).
+    let volumeStateFile: ArbiterStateFile?
     let state: Mutex<State>
     private let epoch = MonotonicClock.nanoseconds()
 
@@ -121,6 +124,19 @@ public final class Arbiter: Sendable {
         var departed: Set<String> = []
         /// Whether the queue is known: until then no other app is reported to the policy.
         var othersReady = false
+        /// When it became known (``Arbiter/tick``).
+        var othersReadyTick: UInt64 = 0
+        /// The watcher has listed the streams at least once.
+        var streamsKnown = false
+        /// Other apps' streams whose volume the arbiter changed, by sink-input index.
+        var ducked: [UInt32: DuckedStream] = [:]
+        /// No more volume changes: stopped, or the process is exiting.
+        var volumesStopped = false
+        /// Players a previous arbiter paused (its state file), by the session it paused
+        /// them for, until this one knows them.
+        var adoptedPauses: [String: SessionID] = [:]
+        /// The paused players last written to the state file.
+        var savedPauses: [String: SessionID] = [:]
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -129,8 +145,10 @@ public final class Arbiter: Sendable {
     public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
         self.connection = connection
         self.configuration = configuration
+        volumeStateFile = configuration.soundServer == .none ? nil : ArbiterStateFile.standard()
         var policyConfiguration = configuration.policy
         policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
+        policyConfiguration.ducksOthers = policyConfiguration.ducksOthers && configuration.others != .observe
         state = Mutex(State(policy: SessionPolicy(configuration: policyConfiguration)))
         let object = try connection.export([interfaceDeclaration()], at: ArbiterName.path)
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
@@ -147,11 +165,17 @@ public final class Arbiter: Sendable {
         }
         let others = startFollowingOthers()
         state.withLock { $0.subscriptions += others }
+        adoptForeignVolumes()
+        ArbiterExit.add(self)
         askScreenSaversWhetherLocked()
     }
 
     /// Stops serving: removes the object and the subscriptions.
     public func stop() {
+        // What this arbiter ducked stays as it is: the next arbiter takes it over from the
+        // state file.
+        state.withLock { $0.volumesStopped = true }
+        ArbiterExit.remove(self)
         let (object, subscriptions, timers, watcher) = state.withLock { s in
             defer { (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher) = (nil, [], [:], nil) }
             return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher)
@@ -176,6 +200,7 @@ public final class Arbiter: Sendable {
             return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
         }
         reconcileSilenceTimers(needTimers)
+        reconcileForeignVolumes()
         guard let object else { return decisions }
         send(decisions, via: object)
         if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {

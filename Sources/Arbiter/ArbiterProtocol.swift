@@ -117,6 +117,8 @@ public enum ArbiterProtocol {
         case lastSound
         /// `s`: the session whose activation paused it, "" when none.
         case pausedBy
+        /// `as`: the sessions whose duckOthers lowers its streams now (none: not ducked).
+        case duckedBy
         /// `b`: whether it is the remote-control target.
         case target
     }

@@ -14,6 +14,10 @@ struct PlaybackStream: Sendable, Hashable {
     var role: String
     /// Whether the client corked it (paused).
     var corked: Bool
+    /// Its volume, per channel (`pa_volume_t`, 65536 is 100 %); empty when it has none.
+    var volume: [UInt32] = []
+    /// Whether its volume can be set (`volume_writable`).
+    var volumeWritable = false
 
     /// Whether it counts as the app's sound: running, and not an event sound.
     var isSounding: Bool { !corked && role != "event" && pid > 0 }
@@ -226,8 +230,112 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
             return String(cString: value)
         }
         let pid = property("application.process.id").flatMap { Int64($0) } ?? -1
-        return PlaybackStream(pid: pid, role: property("media.role") ?? "", corked: info.corked != 0)
+        let volume = info.has_volume != 0 ? Self.channels(of: info.volume) : []
+        return PlaybackStream(pid: pid, role: property("media.role") ?? "", corked: info.corked != 0,
+                              volume: volume, volumeWritable: info.volume_writable != 0 && !volume.isEmpty)
     }
+
+    private static func channels(of volume: pa_cvolume) -> [UInt32] {
+        let count = min(Int(volume.channels), Int(PA_CHANNELS_MAX))
+        return withUnsafeBytes(of: volume.values) { Array($0.bindMemory(to: UInt32.self).prefix(count)) }
+    }
+
+    private static func cvolume(_ channels: [UInt32]) -> pa_cvolume {
+        var volume = pa_cvolume()
+        volume.channels = UInt8(min(channels.count, Int(PA_CHANNELS_MAX)))
+        withUnsafeMutableBytes(of: &volume.values) { raw in
+            let values = raw.bindMemory(to: UInt32.self)
+            for (i, value) in channels.prefix(Int(PA_CHANNELS_MAX)).enumerated() { values[i] = value }
+        }
+        return volume
+    }
+
+    // MARK: Volumes (any thread but the main loop's; the work runs on the main loop)
+
+    /// What ``updateVolume(of:decide:completion:)`` did.
+    enum VolumeUpdate: Sendable, Equatable {
+        /// The stream had `before`; `decide` kept it (returned `nil`).
+        case kept(before: [UInt32])
+        /// The stream had `before` and the server set `after`.
+        case set(before: [UInt32], after: [UInt32])
+        /// The stream is gone, has no settable volume, the server refused, or there is
+        /// no connection.
+        case failed
+    }
+
+    /// Reads a stream's volume and, if `decide` returns one, sets it, without waiting: the
+    /// read and the set are queued in order on the one connection, after any earlier
+    /// request, so `decide` sees the volume the earlier sets left (a compare-and-set; only
+    /// a change by another client between the two can slip in). `decide` runs on the main
+    /// loop; `completion` runs there too and must only hand the result over.
+    func updateVolume(of index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
+                      completion: @escaping @Sendable (VolumeUpdate) -> Void) {
+        guard !stopped.load(ordering: .acquiring) else { return completion(.failed) }
+        pa_threaded_mainloop_lock(mainloop)
+        let issued = issueUpdate(index, decide: decide, completion: completion)
+        pa_threaded_mainloop_unlock(mainloop)
+        if !issued { completion(.failed) }
+    }
+
+    /// Main loop (or its lock held).
+    private func issueUpdate(_ index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
+                             completion: @escaping @Sendable (VolumeUpdate) -> Void) -> Bool {
+        guard let ctx = context, ready, !isClosed else { return false }
+        let box = Unmanaged.passRetained(VolumeBox(decide: decide, completion: completion)).toOpaque()
+        let operation = pa_context_get_sink_input_info(ctx, index, { ctx, info, eol, box in
+            let update = Unmanaged<VolumeBox>.fromOpaque(box!)
+            let state = update.takeUnretainedValue()
+            if eol != 0 {
+                if !state.answered { state.completion(.failed) }
+                update.release()
+                return
+            }
+            guard let info, !state.answered else { return }
+            state.answered = true
+            let before = info.pointee.has_volume != 0 ? PlaybackStreamWatcher.channels(of: info.pointee.volume) : []
+            guard !before.isEmpty, info.pointee.volume_writable != 0 else { return state.completion(.failed) }
+            guard let after = state.decide(before) else { return state.completion(.kept(before: before)) }
+            guard after.count == before.count else { return state.completion(.failed) }
+            var volume = PlaybackStreamWatcher.cvolume(after)
+            let done = Unmanaged.passRetained(SetBox { success in
+                state.completion(success ? .set(before: before, after: after) : .failed)
+            }).toOpaque()
+            let operation = pa_context_set_sink_input_volume(ctx, info.pointee.index, &volume, { _, success, done in
+                let box = Unmanaged<SetBox>.fromOpaque(done!)
+                box.takeUnretainedValue().finish(success != 0)
+                box.release()
+            }, done)
+            if let operation {
+                pa_operation_unref(operation)
+            } else {
+                Unmanaged<SetBox>.fromOpaque(done).release()
+                state.completion(.failed)
+            }
+        }, box)
+        guard let operation else {
+            Unmanaged<VolumeBox>.fromOpaque(box).release()
+            return false
+        }
+        pa_operation_unref(operation)
+        return true
+    }
+}
+
+/// One ``PlaybackStreamWatcher/updateVolume(of:decide:completion:)`` in flight (main loop only).
+private final class VolumeBox {
+    let decide: @Sendable ([UInt32]) -> [UInt32]?
+    let completion: @Sendable (PlaybackStreamWatcher.VolumeUpdate) -> Void
+    var answered = false
+    init(decide: @escaping @Sendable ([UInt32]) -> [UInt32]?, completion: @escaping @Sendable (PlaybackStreamWatcher.VolumeUpdate) -> Void) {
+        self.decide = decide
+        self.completion = completion
+    }
+}
+
+/// The success callback of one volume set (main loop only).
+private final class SetBox {
+    let finish: (Bool) -> Void
+    init(_ finish: @escaping (Bool) -> Void) { self.finish = finish }
 }
 
 /// The callback of one stream listing (libpulse calls it on the main loop, once per stream

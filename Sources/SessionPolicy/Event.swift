@@ -53,6 +53,13 @@ extension SessionPolicy {
         /// Another app's process is gone, or turned out to be an Earshot process: its
         /// sound and its players are forgotten.
         case foreignProcessVanished(pid: Int64)
+        /// A previous arbiter (whose host died) had paused another app's player for session
+        /// `pausedBy`, as its state file says. If the player is still as that arbiter left
+        /// it (Paused, or Stopped where it cannot pause), the session, if registered again
+        /// and still active and non-mixable, holds it as if it had paused it here (another
+        /// such session holds it otherwise); with no session to hold it, it plays again.
+        /// A player that is not (or no longer) as it was left is the user's: nothing.
+        case adoptForeignPause(player: String, pausedBy: SessionID)
 
         /// The session the event is about; `nil` for system events.
         public var sessionID: SessionID? {
@@ -63,7 +70,7 @@ extension SessionPolicy {
                  let .restoreInterruption(id, _, _):
                 id
             case .screenLockChanged, .silentModeChanged, .foreignPlayer, .foreignPlayerVanished, .foreignSound,
-                 .foreignProcessVanished:
+                 .foreignProcessVanished, .adoptForeignPause:
                 nil
             }
         }

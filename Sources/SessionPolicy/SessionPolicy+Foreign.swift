@@ -110,4 +110,22 @@ extension SessionPolicy {
         }
         return decisions
     }
+
+    /// A player a previous arbiter paused for `pausedBy` (``Event/adoptForeignPause(player:pausedBy:)``).
+    mutating func adoptForeignPause(_ key: String, pausedBy: SessionID) -> [Decision] {
+        guard var player = foreignPlayers[key], player.pausedBy == nil, player.expected == nil,
+              player.status == (player.canPause ? .paused : .stopped) else { return [] }
+        let holds = { (session: Session) in session.isActive && !session.isMixable }
+        if let session = sessions[pausedBy], holds(session) {
+            player.pausedBy = pausedBy
+        } else if let holder = ids(where: holds).first {
+            player.pausedBy = holder
+        } else {
+            player.expected = .playing
+            foreignPlayers[key] = player
+            return [.resumeForeign(player: key)]
+        }
+        foreignPlayers[key] = player
+        return []
+    }
 }

@@ -56,10 +56,15 @@ public struct SessionPolicy: Sendable, Equatable {
         /// (and resumes them after), as iOS pauses the Music app. When false the policy
         /// only observes other apps: their sound still counts and still interrupts.
         public var pausesOthers: Bool
+        /// Whether a ducking session lowers other apps' playing streams too (by
+        /// ``duckGain``, see ``SessionPolicy/foreignStreamGain``). When false other
+        /// apps keep their volume.
+        public var ducksOthers: Bool
 
-        public init(duckGain: Float = 0.3, pausesOthers: Bool = true) {
+        public init(duckGain: Float = 0.3, pausesOthers: Bool = true, ducksOthers: Bool = true) {
             self.duckGain = duckGain.isNaN ? 0.3 : min(max(duckGain, 0), 1)
             self.pausesOthers = pausesOthers
+            self.ducksOthers = ducksOthers
         }
     }
 
@@ -173,6 +178,8 @@ public struct SessionPolicy: Sendable, Equatable {
             foreignSound(pid, sounding: sounding, tick: tick)
         case let .foreignProcessVanished(pid):
             removeForeignProcess(pid)
+        case let .adoptForeignPause(player, pausedBy):
+            adoptForeignPause(player, pausedBy: pausedBy)
         }
     }
 

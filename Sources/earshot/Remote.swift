@@ -89,8 +89,9 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Then, if any, the other apps the arbiter follows (processes without an Earshot \
             session): each MPRIS player (its unique name, app, process, PlaybackStatus) and \
-            each process sounding without one, marked target, sounding, or paused by the \
-            session whose activation paused it. With --follow, prints the tables again \
+            each process sounding without one, marked target, sounding, paused by the \
+            session whose activation paused it, or ducked by the sessions whose duckOthers \
+            lowers its streams. With --follow, prints the tables again \
             whenever they change, until interrupted.
             """
     )
@@ -157,6 +158,7 @@ struct Status: AsyncParsableCommand {
             if other[Key.target.rawValue]?.bool == true { state.append("target") }
             if other[Key.sounding.rawValue]?.bool == true { state.append("sounding") }
             if let by = other[Key.pausedBy.rawValue]?.string, !by.isEmpty { state.append("paused by \(by)") }
+            if let by = other[Key.duckedBy.rawValue]?.stringArray, !by.isEmpty { state.append("ducked by \(by.joined(separator: " "))") }
             let player = other[Key.player.rawValue]?.string ?? ""
             let app = TerminalText.escaped(other[Key.app.rawValue]?.string ?? "")
             let status = other[Key.status.rawValue]?.string ?? ""
@@ -185,9 +187,12 @@ struct Daemon: AsyncParsableCommand {
             server's playback streams. With --others pause (the default, as iOS), a \
             non-mixable session that activates pauses the other apps' playing players and \
             resumes them when it deactivates with notifyOthersOnDeactivation or ends, unless \
-            the user touched them meanwhile; duck leaves their players alone (lowering \
-            their streams for duckOthers is not implemented yet, so today it acts as \
-            observe); observe only watches. In all three, other apps' sound counts for isOtherAudioPlaying and the \
+            the user touched them meanwhile, and a session with duckOthers lowers their \
+            playing streams in the sound server (restoring each exact volume after, unless \
+            the user changed it); duck leaves their players alone and only lowers their \
+            streams; observe only watches. Ducked volumes are kept in \
+            $XDG_RUNTIME_DIR/earshot/arbiter-state.json: an arbiter that starts restores \
+            what a killed one left ducked. In all three, other apps' sound counts for isOtherAudioPlaying and the \
             remote target, and another app's player starting interrupts non-mixable sessions. \
             An Earshot process hosting the arbiter reads the same setting from \
             $XDG_CONFIG_HOME/earshot/arbiter.conf (a line such as: others = observe).

@@ -1,0 +1,362 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// Ducking other apps, with real processes: paplay streams as the other apps, `earshot play
+/// --duck` as the ducking session, `earshot daemon` (or `earshot play` itself) hosting the
+/// arbiter, and the sink inputs' volumes read back with `pactl list sink-inputs`.
+@Suite("Other apps ducked: paplay's sink-input volume under earshot play --duck")
+struct SessionOthersDuckTests {
+    /// The volume a paplay stream starts with: not 100 %, so that "restored exactly" means
+    /// something.
+    static let original: UInt32 = 41_000
+
+    /// `ducked` over `original` in dB (the server's volume scale is cubic in amplitude).
+    static func decibels(_ ducked: [UInt32], from original: [UInt32]) -> Double {
+        60 * log10(Double(ducked[0]) / Double(original[0]))
+    }
+
+    /// Whether `volume` is `original` lowered by the arbiter's duck gain (within a volume unit's
+    /// rounding on each channel).
+    static func isDucked(_ volume: [UInt32]?, from original: [UInt32]) -> Bool {
+        guard let volume, volume.count == original.count else { return false }
+        return abs(decibels(volume, from: original) - sessionDuckDecibels) < 0.05 && Set(volume).count == 1
+    }
+
+    @Test("earshot play --duck lowers a paplay stream by the ducking amount, ducks one that starts meanwhile, and restores both exactly; event sounds are left alone")
+    func duckAndRestore() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let first = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: first))
+        #expect(before == [Self.original, Self.original])
+        let event = try await world.eventStreamVolume()
+        let music = try world.play("music", side: .left, duration: 4, duck: true)
+        let start = ContinuousClock.now
+        let seen = Locked<Set<[UInt32]>>([])
+        try await world.waitForVolume(of: first, "ducked") { volume in
+            if let volume { seen.withLock { _ = $0.insert(volume) } }
+            return Self.isDucked(volume, from: before)
+        }
+        sessionReport("paplay ducked \(ContinuousClock.now - start) after earshot play --duck started; volumes seen \(seen.value)")
+        // Ramped: a volume between the two was seen (the ramp takes about 0.16 s).
+        #expect(seen.value.contains { $0[0] < before[0] && !Self.isDucked($0, from: before) }, "no step between: \(seen.value)")
+        // earshot status says who ducks it.
+        let status = try await world.earshot("status")
+        let musicID = try await music.uniqueName()
+        let row = status.output.split(separator: "\n").first { $0.contains(" \(first.pid) ") }
+        #expect(row?.contains("ducked by \(musicID)") == true, "\(status.output)")
+        let second = try await world.paplay(volume: nil)
+        try await world.waitForVolume(of: second, "ducked after it started") { Self.isDucked($0, from: [65536, 65536]) }
+        #expect(try await world.eventStreamVolume() == event, "an event stream was ducked")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: first, "restored") { $0 == before }
+        try await world.waitForVolume(of: second, "restored") { $0 == [65536, 65536] }
+        try await settle(0.3)
+        #expect(try await world.volume(of: first) == before)
+        #expect(!FileManager.default.fileExists(atPath: world.arbiterStateFile), "the state file outlived the ducking")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("measured in the capture: paplay's tone is lowered by the ducking amount while earshot play --duck sounds, and back after")
+    func measuredInTheCapture() async throws {
+        let world = try await SessionWorld(keepAwake: false)
+        let capture = try await world.capture()
+        let daemon = try await world.daemon()
+        let other = try await world.paplay(volume: nil, side: .left)
+        try await settle(0.8)
+        let navigation = try world.play("navigation", side: .right, duration: 3, duck: true)
+        #expect(try await navigation.process.wait(timeout: 10) == 0, "\(navigation.process.stderr)")
+        try await world.waitForVolume(of: other, "restored") { $0 == [65536, 65536] }
+        try await settle(1.0)
+        let audio = try await capture.stop()
+        let prompts = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.right.channel)
+        try #require(prompts.count == 1, "the ducking process sounded once: \(prompts)")
+        let p = prompts[0]
+        let before = audio.level(.left, max(0, p.start - 0.7)..<(p.start - 0.1))
+        // The ramp takes about 0.2 s from the activation; measure after it.
+        let during = audio.level(.left, try p.inner(head: 0.5, tail: 0.1))
+        let after = audio.level(.left, (p.end + 0.6)..<(audio.duration - 0.05))
+        sessionReport(String(format: "before %.2f, during %.2f (%.2f dB), after %.2f dBFS", before, during, during - before, after))
+        #expect(abs(before + 12) < 1, "paplay before the ducking: \(before) dBFS")
+        #expect(abs((during - before) - sessionDuckDecibels) < 1,
+                "ducked by \(during - before) dB, not \(sessionDuckDecibels) dB (before \(before), during \(during))")
+        #expect(abs(after - before) < 0.5, "restored after the ducking process ended: \(after) vs \(before) dBFS")
+        #expect(abs(audio.level(.right, try p.inner(trimming: 0.2)) + 12) < 1, "the ducking process is not ducked itself")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("earshot play --mix (no duck) never touches another app's volume")
+    func mixDoesNotDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let music = try world.play("music", side: .left, duration: 20, mix: true)
+        try await music.waitUntilPlaying()
+        for _ in 0..<10 {
+            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
+            try await settle(0.1)
+        }
+        music.kill()
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("earshot daemon --others observe: earshot play --duck does not touch another app's volume")
+    func observeDoesNotDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon("--others", "observe")
+        let stream = try await world.paplay(volume: Self.original)
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await music.waitUntilPlaying()
+        for _ in 0..<10 {
+            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
+            try await settle(0.1)
+        }
+        music.kill()
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the ducking earshot play: the stream gets its exact volume back")
+    func sigkillOfDuckerRestores() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        music.kill()
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("the user changing the volume while ducked: the user's volume stands at the end")
+    func userVolumeStands() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 3, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        try await settle(0.4)  // past the ramp
+        let index = try #require(try await world.sinkInput(of: stream)?.index)
+        let user: UInt32 = 52_000
+        _ = try await run("pactl", ["set-sink-input-volume", String(index), String(user)], environment: world.environment, timeout: 10)
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await settle(1)
+        #expect(try await world.volume(of: stream) == [user, user], "the arbiter undid the user's volume")
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of earshot play hosting the arbiter mid-duck: the next arbiter restores from the state file")
+    func hostKilledNextArbiterRestores() async throws {
+        let world = try await SessionWorld()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        #expect(FileManager.default.fileExists(atPath: world.arbiterStateFile))
+        music.kill()
+        try await settle(0.5)
+        #expect(Self.isDucked(try await world.volume(of: stream), from: before), "no arbiter: still ducked")
+        let daemon = try await world.daemon()
+        try await world.waitForVolume(of: stream, "restored by the next arbiter") { $0 == before }
+        try await sessionPoll("the state file to go") { !FileManager.default.fileExists(atPath: world.arbiterStateFile) }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the arbiter daemon mid-duck: earshot play, the next host, keeps the stream ducked once and restores it exactly at the end")
+    func daemonKilledMidDuck() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 5, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        daemon.kill(SIGKILL)
+        let musicID = try await music.uniqueName()
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await settle(0.6)
+        let during = try await world.volume(of: stream)
+        #expect(Self.isDucked(during, from: before), "the next host ducked it again on top, or restored it while ducking: \(String(describing: during))")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+    }
+
+    @Test("a corrupt or oversized state file is a clear error, ignored; ducking still works")
+    func badStateFile() async throws {
+        let world = try await SessionWorld()
+        let directory = (world.arbiterStateFile as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "{\"version\": 1, \"streams\": [{\"index\": 3".write(toFile: world.arbiterStateFile, atomically: true, encoding: .utf8)
+        let daemon = try await world.daemon()
+        try await sessionPoll("the daemon to report the corrupt file") { daemon.stderr.contains("arbiter-state.json: not the expected JSON") }
+        daemon.kill(SIGKILL)
+        _ = try await daemon.wait(timeout: 5)
+        try String(repeating: " ", count: 70_000).write(toFile: world.arbiterStateFile, atomically: true, encoding: .utf8)
+        let second = try await world.daemon()
+        try await sessionPoll("the daemon to report the oversized file") { second.stderr.contains("70000 bytes, more than") }
+        let stream = try await world.paplay(volume: Self.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try world.play("music", side: .left, duration: 20, duck: true)
+        try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
+        music.kill()
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        second.kill(SIGKILL)
+    }
+}
+
+
+/// Players paused by an arbiter whose host is killed: the state file lets the next
+/// arbiter play them again.
+@Suite("Other apps paused by a killed arbiter host: the next arbiter resumes them")
+struct SessionOthersStateFileTests {
+    @Test("SIGKILL of earshot play hosting the arbiter after it paused mpv: the next arbiter (earshot daemon) plays mpv again")
+    func hostKilledNextArbiterResumes() async throws {
+        let world = try await SessionWorld()
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 20)
+        try await mpv.waitFor("Paused")
+        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        try await sessionPoll("the state file to name mpv") {
+            (try? String(contentsOfFile: world.arbiterStateFile, encoding: .utf8))?.contains(try await mpv.uniqueName()) == true
+        }
+        music.kill()
+        try await settle(0.5)
+        #expect(try await mpv.status() == "Paused", "no arbiter: nobody plays it")
+        let daemon = try await world.daemon()
+        try await mpv.waitFor("Playing", timeout: 8)
+        try await sessionPoll("the state file to go") { !FileManager.default.fileExists(atPath: world.arbiterStateFile) }
+        daemon.kill(SIGKILL)
+    }
+
+    @Test("SIGKILL of the daemon while earshot play holds mpv paused: the next host keeps it paused until earshot play ends, then plays it")
+    func daemonKilledPauserHoldsOn() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let mpv = try await world.mpv()
+        let music = try world.play("music", side: .left, duration: 5)
+        try await mpv.waitFor("Paused")
+        let musicID = try await music.uniqueName()
+        daemon.kill(SIGKILL)
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await settle(1)
+        #expect(try await mpv.status() == "Paused", "the session that paused it still plays")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await mpv.waitFor("Playing", timeout: 8)
+    }
+}
+
+/// Ducking other apps on PipeWire: pipewire-pulse's sink inputs take the volumes as
+/// PulseAudio's do.
+@Suite("Other apps ducked on PipeWire: paplay's sink-input volume under earshot play --duck")
+struct SessionOthersDuckPipeWireTests {
+    @Test("earshot play --duck lowers a paplay stream by the ducking amount and restores it exactly, also after SIGKILL")
+    func duckAndRestore() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let stream = try await world.paplay(volume: SessionOthersDuckTests.original)
+        let before = try #require(try await world.volume(of: stream))
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 3)],
+                              environment: world.environment)
+        try await world.waitForVolume(of: stream, "ducked") { SessionOthersDuckTests.isDucked($0, from: before) }
+        #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
+        try await world.waitForVolume(of: stream, "restored") { $0 == before }
+        let killed = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 20)],
+                               environment: world.environment)
+        try await world.waitForVolume(of: stream, "ducked again") { SessionOthersDuckTests.isDucked($0, from: before) }
+        killed.kill(SIGKILL)
+        try await world.waitForVolume(of: stream, "restored after SIGKILL") { $0 == before }
+    }
+}
+
+/// One sink input, from `pactl list sink-inputs`.
+struct SinkInputVolume: Sendable {
+    let index: Int
+    let pid: Int32?
+    let role: String?
+    let volume: [UInt32]
+}
+
+extension SessionWorld: SinkInputWorld {}
+extension SessionOthersPipeWireTests.World: SinkInputWorld {}
+
+/// A world whose sound server's sink inputs the tests read with pactl.
+protocol SinkInputWorld: Sendable {
+    var environment: [String: String] { get }
+}
+
+extension SinkInputWorld {
+    /// Where the arbiter keeps what it ducked.
+    var arbiterStateFile: String { environment["XDG_RUNTIME_DIR"]! + "/earshot/arbiter-state.json" }
+
+    /// Starts paplay playing a 30 s tone on `side` (at `volume`, if given) and waits for its
+    /// stream.
+    func paplay(volume: UInt32?, side: SessionSide = .right) async throws -> Child {
+        let tone = try SessionWorld.tone(side, frequency: 700, duration: 30)
+        var arguments = [tone]
+        if let volume { arguments.insert("--volume=\(volume)", at: 0) }
+        let child = try Child("paplay", arguments, environment: environment)
+        try await sessionPoll("paplay's stream") { try await self.sinkInput(of: child) != nil }
+        return child
+    }
+
+    /// Every sink input with its volume.
+    func sinkInputVolumes() async throws -> [SinkInputVolume] {
+        let result = try await run("pactl", ["list", "sink-inputs"], environment: environment, timeout: 10)
+        guard result.status == 0 else { throw TestFailure("pactl list sink-inputs: \(result.stderr)") }
+        return SinkInputVolume.parse(result.output)
+    }
+
+    /// The sink input of a process.
+    func sinkInput(of child: Child) async throws -> SinkInputVolume? {
+        try await sinkInputVolumes().first { $0.pid == child.pid }
+    }
+
+    func volume(of child: Child) async throws -> [UInt32]? { try await sinkInput(of: child)?.volume }
+
+    /// The volumes of the event streams (the keep-awake pacat).
+    func eventStreamVolume() async throws -> [[UInt32]] {
+        try await sinkInputVolumes().filter { $0.role == "event" }.map(\.volume)
+    }
+
+    /// Waits until the volume of `child`'s stream satisfies `condition`.
+    func waitForVolume(of child: Child, _ what: String, timeout: Double = 5,
+                       _ condition: @escaping @Sendable ([UInt32]?) -> Bool) async throws {
+        let last = Locked<[UInt32]?>(nil)
+        do {
+            try await sessionPoll("the stream to be \(what)", timeout: timeout, interval: 0.02) {
+                let volume = try await self.volume(of: child)
+                last.withLock { $0 = volume }
+                return condition(volume)
+            }
+        } catch {
+            throw TestFailure("paplay's stream was not \(what) within \(timeout) s; its volume: \(String(describing: last.value))")
+        }
+    }
+}
+
+extension SinkInputVolume {
+    static func parse(_ text: String) -> [SinkInputVolume] {
+        var inputs: [SinkInputVolume] = []
+        for block in text.components(separatedBy: "Sink Input #").dropFirst() {
+            let lines = block.split(separator: "\n").map(String.init)
+            guard let index = Int(lines.first?.trimmingCharacters(in: .whitespaces) ?? "") else { continue }
+            var volume: [UInt32] = []
+            var pid: Int32?
+            var role: String?
+            for line in lines {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("Volume:") {
+                    volume = trimmed.matches(of: /:\s*([0-9]+)\s*\//).compactMap { UInt32($0.1) }
+                } else if let match = trimmed.wholeMatch(of: /application\.process\.id = "([0-9]+)"/) {
+                    pid = Int32(match.1)
+                } else if let match = trimmed.wholeMatch(of: /media\.role = "([^"]*)"/) {
+                    role = String(match.1)
+                }
+            }
+            inputs.append(SinkInputVolume(index: index, pid: pid, role: role, volume: volume))
+        }
+        return inputs
+    }
+}

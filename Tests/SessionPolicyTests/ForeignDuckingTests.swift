@@ -1,0 +1,80 @@
+import SessionPolicy
+import Testing
+
+@Suite("Foreign ducking")
+struct ForeignDuckingTests {
+    @Test func aDuckingSessionLowersOtherAppsFromActivationToDeactivation() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback)
+        #expect(policy.foreignStreamGain == nil)
+        policy.add(navigation, .playback, options: .duckOthers, active: true)
+        #expect(policy.foreignDuckers == [navigation])
+        #expect(policy.foreignStreamGain == 0.3)
+        _ = policy.apply(.deactivate(navigation, notifyOthers: true))
+        #expect(policy.foreignDuckers.isEmpty)
+        #expect(policy.foreignStreamGain == nil)
+    }
+
+    @Test func aSessionWithoutDuckOthersLeavesOtherAppsAlone() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        policy.add(game, .ambient, options: .mixWithOthers, playing: true)
+        #expect(policy.foreignDuckers.isEmpty)
+        #expect(policy.foreignStreamGain == nil)
+    }
+
+    @Test func theConfiguredGainAppliesToOtherApps() {
+        var policy = SessionPolicy(configuration: .init(duckGain: 0.5))
+        policy.add(navigation, .playback, options: .duckOthers, active: true)
+        #expect(policy.foreignStreamGain == 0.5)
+    }
+
+    @Test func observingOnlyNeverLowersOtherApps() {
+        var policy = SessionPolicy(configuration: .init(pausesOthers: false, ducksOthers: false))
+        policy.add(navigation, .playback, options: .duckOthers, active: true)
+        #expect(policy[navigation]!.isDucking)
+        #expect(policy.foreignDuckers.isEmpty)
+        #expect(policy.foreignStreamGain == nil)
+    }
+
+    @Test func otherAppsStayDuckedUntilTheLastDuckerGoes() {
+        var policy = SessionPolicy()
+        policy.add(navigation, .playback, options: .duckOthers, active: true)
+        policy.add(podcast, .playback, options: .duckOthers, active: true)
+        #expect(policy.foreignDuckers == [navigation, podcast])
+        _ = policy.apply(.deactivate(navigation, notifyOthers: false))
+        #expect(policy.foreignDuckers == [podcast])
+        #expect(policy.foreignStreamGain == 0.3)
+        _ = policy.apply(.vanished(podcast))
+        #expect(policy.foreignStreamGain == nil)
+    }
+}
+
+@Suite("Foreign stream duck")
+struct ForeignStreamDuckTests {
+    @Test func theDuckedVolumeIsTheGainOnTheCubicScale() {
+        let duck = ForeignStreamDuck(original: [65536, 32768])
+        let ducked = duck.volume(atGain: 0.3)
+        // 0.3^(1/3) = 0.66943
+        #expect(ducked == [43872, 21936])
+        #expect(duck.volume(atGain: 1) == [65536, 32768])
+        #expect(duck.volume(atGain: 0) == [0, 0])
+    }
+
+    @Test func theRampEndsAtTheDuckedVolumeAndGoesDown() {
+        let duck = ForeignStreamDuck(original: [65536])
+        let ramp = duck.rampSteps(to: 0.3, steps: 4)
+        #expect(ramp.count == 4)
+        #expect(ramp.last == duck.volume(atGain: 0.3))
+        #expect(zip(ramp, ramp.dropFirst()).allSatisfy { $0[0] > $1[0] })
+        #expect(ramp[0][0] < 65536)
+    }
+
+    @Test func theOriginalComesBackUnlessTheUserChangedTheVolume() {
+        var duck = ForeignStreamDuck(original: [50000, 50000])
+        duck.lastSet = duck.volume(atGain: 0.3)
+        #expect(duck.volumeToRestore(current: duck.lastSet) == [50000, 50000])
+        #expect(duck.volumeToRestore(current: [60000, 60000]) == nil)
+        #expect(duck.volumeToRestore(current: [duck.lastSet[0]]) == nil)
+    }
+}

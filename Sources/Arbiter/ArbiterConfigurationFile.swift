@@ -42,15 +42,19 @@ extension Arbiter.Configuration {
     /// problem, never a wait.
     public static func load(path: String) -> (Arbiter.Configuration, problems: [String]) {
         var configuration = Arbiter.Configuration()
-        switch readSmallFile(path) {
-        case .missing:
-            return (configuration, [])
-        case .unreadable(let reason):
-            return (configuration, ["cannot read it: \(reason); using the defaults"])
-        case .text(let text):
-            let problems = configuration.apply(text)
-            return (configuration, problems)
+        let bytes: [UInt8]
+        do {
+            bytes = try SmallFile.read(path, limit: maximumFileSize)
+        } catch {
+            switch error {
+            case .missing: return (configuration, [])
+            case .unreadable(let reason): return (configuration, ["cannot read it: \(reason); using the defaults"])
+            case .notARegularFile: return (configuration, ["cannot read it: not a regular file; using the defaults"])
+            case .tooLarge(let size): return (configuration, ["cannot read it: \(size) bytes, more than the \(maximumFileSize) read; using the defaults"])
+            }
         }
+        let problems = configuration.apply(String(decoding: bytes, as: UTF8.self))
+        return (configuration, problems)
     }
 
     /// Applies the `key = value` lines of a configuration file; returns what was wrong in
@@ -82,38 +86,6 @@ extension Arbiter.Configuration {
             }
         }
         return problems
-    }
-
-    private enum FileContents {
-        case missing
-        case unreadable(String)
-        case text(String)
-    }
-
-    /// Reads a regular file of at most ``maximumFileSize`` bytes, without blocking on a FIFO.
-    private static func readSmallFile(_ path: String) -> FileContents {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            return code == ENOENT ? .missing : .unreadable(String(cString: strerror(code)))
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return .unreadable(String(cString: strerror(errno))) }
-        guard info.st_mode & S_IFMT == S_IFREG else { return .unreadable("not a regular file") }
-        guard info.st_size <= maximumFileSize else {
-            return .unreadable("\(info.st_size) bytes, more than the \(maximumFileSize) read")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return .unreadable(String(cString: strerror(errno))) }
-            if count == 0 { break }
-            filled += count
-        }
-        return .text(String(decoding: bytes[..<filled], as: UTF8.self))
     }
 
     /// `text` cut to 40 characters, control characters as `?`, for a message.

@@ -61,29 +61,20 @@ struct ArbiterStateFile: Sendable {
 
     /// What the file lists; nothing when there is no file.
     func read() throws(ArbiterStateFileError) -> Contents {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if fd < 0 {
-            if errno == ENOENT { return Contents() }
-            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        let bytes: [UInt8]
+        do {
+            bytes = try SmallFile.read(path, limit: ArbiterStateFile.maximumSize, followsLinks: false)
+        } catch {
+            switch error {
+            case .missing: return Contents()
+            case .unreadable(let reason): throw .unreadable(path: path, reason: reason)
+            case .notARegularFile: throw .malformed(path: path, reason: "not a regular file")
+            case .tooLarge(let size): throw .tooLarge(path: path, size: size)
+            }
         }
-        defer { Glibc.close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .malformed(path: path, reason: "not a regular file") }
-        guard info.st_size <= ArbiterStateFile.maximumSize else { throw .tooLarge(path: path, size: Int(info.st_size)) }
-        var bytes = [UInt8](repeating: 0, count: ArbiterStateFile.maximumSize + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-            if n == 0 { break }
-            count += n
-        }
-        guard count <= ArbiterStateFile.maximumSize else { throw .tooLarge(path: path, size: count) }
         let contents: Contents
         do {
-            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes[..<count]))
+            contents = try JSONDecoder().decode(Contents.self, from: Data(bytes))
         } catch {
             throw .malformed(path: path, reason: "not the expected JSON (\(error))")
         }

@@ -29,10 +29,7 @@ extension Arbiter.Configuration {
     public static func user() -> Arbiter.Configuration {
         guard let path = userFilePath else { return Arbiter.Configuration() }
         let (configuration, problems) = load(path: path)
-        for problem in problems {
-            let line = "earshot: \(path): \(problem)\n"
-            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-        }
+        for problem in problems { Arbiter.log("\(path): \(problem)") }
         return configuration
     }
 

@@ -19,6 +19,8 @@ final class CommandThread: Sendable {
     private final class Storage: Sendable {
         let jobs = Mutex<[(@Sendable () -> Void)?]>([])
         let available = DispatchSemaphore(value: 0)
+        /// The thread's `pthread_self`, set by the thread before its first job.
+        let threadID = Atomic<UInt>(0)
     }
     private let storage = Storage()
 
@@ -26,6 +28,7 @@ final class CommandThread: Sendable {
     init() {
         let storage = self.storage
         let body: @Sendable () -> Void = {
+            storage.threadID.store(UInt(pthread_self()), ordering: .releasing)
             // On Linux the nice value is the thread's own: `who` 0 is the calling thread.
             errno = 0
             let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
@@ -37,6 +40,16 @@ final class CommandThread: Sendable {
             }
         }
         startThread(name: "mpris-commands", body)
+    }
+
+    /// Waits (at most `timeout` seconds) until the jobs queued so far have run; returns at
+    /// once on the command thread itself (a job cannot wait for itself). Whether they ran.
+    @discardableResult
+    func waitForQueuedJobs(timeout: Double) -> Bool {
+        guard storage.threadID.load(ordering: .acquiring) != UInt(pthread_self()) else { return false }
+        let done = DispatchSemaphore(value: 0)
+        async { done.signal() }
+        return done.wait(timeout: .now() + timeout) == .success
     }
 
     /// Ends the thread once the jobs already queued have run.

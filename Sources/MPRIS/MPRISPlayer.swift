@@ -87,9 +87,13 @@ public final class MPRISPlayer: Sendable {
         try await connection.requestName(busName, flags: [.allowReplacement, .replaceExisting])
     }
 
-    /// Emits the changes still waiting for their coalescing interval (so that clients see
-    /// the final state, such as `Stopped`), then releases the name and removes the object.
+    /// Carries out and answers the calls already handed to the command queue (waiting at
+    /// most 2 s), emits the changes still waiting for their coalescing interval (so that
+    /// clients see the final state, such as `Stopped`), then releases the name and removes
+    /// the object. A caller whose command ended the app (`RemoveTrack` of the only track)
+    /// thus gets its reply rather than `NoReply` when the app exits right after.
     public func unpublish() {
+        commandQueue.waitForQueuedJobs(timeout: 2)
         if state.withLock({ $0.flushScheduled && $0.object != nil }) { flush() }
         let object = state.withLock { s -> DBusExportedObject? in
             defer {

@@ -19,7 +19,8 @@ import Glibc
 /// or behind a `Mutex`, except `pendingOutput`, which the starting thread writes under
 /// `startLock` before it publishes `deviceState` open (releasing), and the render thread
 /// reads and clears only after loading that state (acquiring); the two never touch it
-/// at once.
+/// at once (and `deinit`, which closes one never taken, runs when no thread is in a round
+/// of work: each holds the engine strongly for its round).
 public final class AudioEngine: @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).

@@ -15,36 +15,48 @@ extension AudioEngine {
     /// device is open but nothing plays: once the buffer has played out the stream stops,
     /// so nothing is written and the next sound starts at once rather than behind queued
     /// silence), and *running* (mixing and writing).
-    func renderThread() {
+    /// The render thread's body. It holds the engine only for one period's work (weakly
+    /// between periods, so that releasing the engine ends the thread) and sleeps outside that
+    /// scope; when the engine is gone it closes the output it holds and returns.
+    static func runRenderThread(_ engine: WeakEngine, wake: Semaphore, configuration: Configuration) {
         requestRealtimePriority()
-        let rate = Double(configuration.sampleRate)
-        let capacity = 16_384
-        let mix = UnsafeMutablePointer<Float>.allocate(capacity: capacity * 2)
-        var output: (any AudioOutput)?
-        var running = false
-        var framesWritten: Int64 = 0
-        /// The last delay the output reported: on a failure, what had been heard.
-        var lastDelay = 0
-        /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
-        var flushedOnce = false
-        var gain: Float = 1
-        var gainStep: Float = 0
-        var gainFramesLeft = 0
-        var gainGeneration: UInt32 = 0
-        var silence = SilenceTracker(threshold: Int(configuration.silenceBeforeSoundEvent * rate))
-        var idleSince: Double?
-
+        var state = RenderState(configuration: configuration)
+        defer {
+            state.output?.close()
+            state.mix.deallocate()
+        }
         while true {
-            guard let device = output else {
-                renderWake.wait()
-                guard deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue, let opened = pendingOutput else { continue }
+            let next: ThreadWait
+            do {
+                guard let engine = engine.value else { return }
+                next = engine.renderPeriod(&state)
+            }
+            wake.wait(next)
+        }
+    }
+
+    /// One period: mixes and writes it (in the steady state touching only preallocated
+    /// memory and atomics; the system calls are the output's write (for the sound server:
+    /// under libpulse's lock, sleeping until the server asks for more) and its delay for the
+    /// clock, plus a semaphore post when an event is due), or takes a new output, or decides
+    /// how long to sleep.
+    ///
+    /// Three states: *released* (no device: it waits to be handed one), *idle* (the
+    /// device is open but nothing plays: once the buffer has played out the stream stops,
+    /// so nothing is written and the next sound starts at once rather than behind queued
+    /// silence), and *running* (mixing and writing).
+    func renderPeriod(_ state: inout RenderState) -> ThreadWait {
+        let rate = Double(configuration.sampleRate)
+        do {
+            guard let device = state.output else {
+                guard deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue, let opened = pendingOutput else { return .untilSignalled }
                 pendingOutput = nil
-                output = opened
+                state.output = opened
                 latencyFrames.store(opened.bufferFrames, ordering: .relaxed)
-                running = false
-                idleSince = nil
-                lastDelay = 0
-                continue
+                state.running = false
+                state.idleSince = nil
+                state.lastDelay = 0
+                return .none
             }
 
             /// The output failed: close it, keep the clock at what was heard, and let the
@@ -52,13 +64,13 @@ extension AudioEngine {
             func fail(_ result: OutputWriteResult) {
                 openOutput.withLock { $0 = nil }
                 device.close()
-                output = nil
-                running = false
+                state.output = nil
+                state.running = false
                 // What had been heard by now: the clock interpolated from the last timing,
                 // never past what was written.
-                let heard = min(deviceCurrentTime * rate, Double(framesWritten))
+                let heard = min(deviceCurrentTime * rate, Double(state.framesWritten))
                 streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: max(heard, Double(framesWritten - Int64(lastDelay))), at: MonotonicClock.seconds())
+                publishClock(frames: max(heard, Double(state.framesWritten - Int64(state.lastDelay))), at: MonotonicClock.seconds())
                 let error: AudioEngineError
                 switch result {
                 case .serverLost(let reason):
@@ -77,11 +89,11 @@ extension AudioEngine {
             guard anyVoicePlaying() else {
                 if let failure = device.failure() {
                     fail(failure)
-                    continue
+                    return .none
                 }
                 let now = MonotonicClock.seconds()
                 let flush = flushRequested.exchange(false, ordering: .acquiringAndReleasing)
-                if running, flush {
+                if state.running, flush {
                     // Paused or stopped: drop what is buffered, so the pause is heard now, and
                     // put the paused voices back to the last frame the listener will hear.
                     let heard = deviceCurrentTime * rate
@@ -89,67 +101,70 @@ extension AudioEngine {
                     let remaining = device.flush()
                     let after = MonotonicClock.seconds()
                     flushRemainder.store(remaining, ordering: .relaxed)
-                    flushedOnce = true
+                    state.flushedOnce = true
                     let end = heard + (after - before) * rate + Double(remaining)
                     publishClock(frames: end - Double(remaining), at: after)
-                    running = false
+                    state.running = false
                     streamRunning.store(false, ordering: .releasing)
                     rewindPausedVoices(toFrame: end)
                     eventSemaphore.signal()
-                    idleSince = after
-                    silence.lastIdleCheck = after
-                } else if running {
+                    state.idleSince = after
+                    state.silence.lastIdleCheck = after
+                } else if state.running {
                     // Let what is buffered play out (the end of the last sound), then stop.
                     // A voice started meanwhile waits at most this drain.
                     device.drainAndPrepare()
-                    publishClock(frames: Double(framesWritten), at: MonotonicClock.seconds())
+                    publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
                     eventSemaphore.signal()
-                    running = false
+                    state.running = false
                     streamRunning.store(false, ordering: .releasing)
-                    idleSince = now
-                    silence.lastIdleCheck = now
+                    state.idleSince = now
+                    state.silence.lastIdleCheck = now
                 }
-                if silence.accountIdle(until: now, rate: rate) { soundStopped() }
-                let since = idleSince ?? now
-                idleSince = since
+                if state.silence.accountIdle(until: now, rate: rate) { soundStopped() }
+                let since = state.idleSince ?? now
+                state.idleSince = since
                 if now - since > configuration.idleRelease, releaseDevice(device) {
-                    output = nil
-                    continue
+                    state.output = nil
+                    return .none
                 }
                 // Sleep until a voice starts, the output fails, or something is due: the
                 // sound-stopped event or the release. Nothing wakes while nothing changes.
                 var due = since + configuration.idleRelease - now
-                if let silentIn = silence.secondsUntilStopped(rate: rate) { due = min(due, silentIn) }
-                _ = renderWake.wait(seconds: max(0.001, due + 0.001))
-                continue
+                if let silentIn = state.silence.secondsUntilStopped(rate: rate) { due = min(due, silentIn) }
+                return .seconds(max(0.001, due + 0.001))
             }
-            idleSince = nil
-            if !running {
+            state.idleSince = nil
+            if !state.running {
                 // Frame index F is heard at device time F / rate, across stops and reopens.
-                framesWritten = Int64((deviceCurrentTime * rate).rounded())
-                publishClock(frames: Double(framesWritten), at: MonotonicClock.seconds())
-                running = true
+                state.framesWritten = Int64((deviceCurrentTime * rate).rounded())
+                publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
+                state.running = true
                 streamRunning.store(true, ordering: .releasing)
             }
 
-            let frames = min(device.periodFrames, capacity)
+            let frames = min(device.periodFrames, state.capacity)
+            let mix = state.mix
             mix.update(repeating: 0, count: frames * 2)
             let cycle = renderEpoch.load(ordering: .relaxed)
             for slot in slots {
                 let bits = slot.voice.load(ordering: .acquiring)
                 guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
                 Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
-                    .render(into: mix, frames: frames, firstFrame: framesWritten, cycle: cycle)
+                    .render(into: mix, frames: frames, firstFrame: state.framesWritten, cycle: cycle)
             }
             renderEpoch.add(1, ordering: .releasing)
 
             let generation = processGainGeneration.load(ordering: .acquiring)
-            if generation != gainGeneration {
-                gainGeneration = generation
+            if generation != state.gainGeneration {
+                state.gainGeneration = generation
                 let ramp = max(1, processGainRampFrames.load(ordering: .relaxed))
-                gainStep = (processGainTarget.value - gain) / Float(ramp)
-                gainFramesLeft = ramp
+                state.gainStep = (processGainTarget.value - state.gain) / Float(ramp)
+                state.gainFramesLeft = ramp
             }
+            var gain = state.gain
+            let gainStep = state.gainStep
+            var gainFramesLeft = state.gainFramesLeft
             var peak: Float = 0
             for i in 0..<frames {
                 if gainFramesLeft > 0 {
@@ -161,7 +176,9 @@ extension AudioEngine {
                 mix[2 * i + 1] *= gain
                 peak = max(peak, abs(mix[2 * i]), abs(mix[2 * i + 1]))
             }
-            switch silence.account(frames: frames, audible: peak > 1e-4) {
+            state.gain = gain
+            state.gainFramesLeft = gainFramesLeft
+            switch state.silence.account(frames: frames, audible: peak > 1e-4) {
             case .started: soundStarted()
             case .stopped: soundStopped()
             case .none: break
@@ -173,17 +190,18 @@ extension AudioEngine {
             case .interrupted:
                 // A pause cut the write short: the flush comes next, and the clock stays
                 // as the server last told it.
-                continue
+                return .none
             case let failure:
                 fail(failure)
-                continue
+                return .none
             }
-            framesWritten += Int64(frames)
+            state.framesWritten += Int64(frames)
             if let delay = device.delay() {
-                lastDelay = delay
-                if !flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
-                publishClock(frames: Double(framesWritten - Int64(delay)), at: MonotonicClock.seconds())
+                state.lastDelay = delay
+                if !state.flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
+                publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
             }
+            return .none
         }
     }
 
@@ -252,7 +270,7 @@ extension AudioEngine {
     /// Asks for `SCHED_FIFO` so that a loaded machine does not starve playback. Without the
     /// privilege (most desktop users, unless rtkit grants it) the thread keeps its normal
     /// priority.
-    private func requestRealtimePriority() {
+    private static func requestRealtimePriority() {
         var parameters = sched_param()
         parameters.sched_priority = 10
         _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
@@ -265,137 +283,212 @@ extension AudioEngine {
         clockSequence.add(1, ordering: .acquiringAndReleasing)
     }
 
-    /// Keeps every prepared voice's ring filled; releases retired voices once the
-    /// render thread has certainly stopped looking at them.
-    func readerThread() {
+    /// The reader thread's body: holds the engine for one round of decoding (weakly
+    /// between rounds) and sleeps outside that hold; returns when the engine is gone.
+    static func runReaderThread(_ engine: WeakEngine, wake: Semaphore) {
         while true {
-            let epoch = renderEpoch.load(ordering: .acquiring)
-            retired.withLock { $0.removeAll { epoch > $0.epoch + 1 } }
-            let list = voices.withLock { Array($0.values) }
-            // Round-robin, two blocks a voice a round, so that voices starting together
-            // all get audio before any is filled to the brim.
-            var wroteThisRound = true
-            while wroteThisRound {
-                wroteThisRound = false
-                for voice in list where voice.reader.fill(voice, maxBlocks: 2) { wroteThisRound = true }
+            let busy: Bool
+            do {
+                guard let engine = engine.value else { return }
+                busy = engine.readRound()
             }
             // Sleep until woken (a prepare, play, seek or rate change; the render thread when a
             // ring falls below half), unless a voice still has work that could not be done
             // (its ring was being mixed): then try again shortly. Nothing wakes while idle.
-            if list.contains(where: { $0.reader.needsWork($0) }) {
-                _ = readerWake.wait(seconds: 0.002)
-            } else {
-                readerWake.wait()
-            }
+            wake.wait(busy ? .seconds(0.002) : .untilSignalled)
         }
+    }
+
+    /// Keeps every prepared voice's ring filled; releases retired voices once the
+    /// render thread has certainly stopped looking at them. Returns whether a voice still
+    /// has work that could not be done now.
+    func readRound() -> Bool {
+        let epoch = renderEpoch.load(ordering: .acquiring)
+        retired.withLock { $0.removeAll { epoch > $0.epoch + 1 } }
+        let list = voices.withLock { Array($0.values) }
+        // Round-robin, two blocks a voice a round, so that voices starting together
+        // all get audio before any is filled to the brim.
+        var wroteThisRound = true
+        while wroteThisRound {
+            wroteThisRound = false
+            for voice in list where voice.reader.fill(voice, maxBlocks: 2) { wroteThisRound = true }
+        }
+        return list.contains(where: { $0.reader.needsWork($0) })
+    }
+
+    /// The event thread's body: holds the engine for one round of deliveries (weakly
+    /// between rounds, so a handler may release the last reference: the engine goes when
+    /// the round ends) and sleeps outside that hold; returns when the engine is gone.
+    static func runEventThread(_ engine: WeakEngine, wake: Semaphore) {
+        var state = EventState()
+        while true {
+            let next: ThreadWait
+            do {
+                guard let engine = engine.value else { return }
+                next = engine.eventRound(&state)
+            }
+            wake.wait(next)
+        }
+    }
+
+    /// The event thread's state across rounds.
+    struct EventState {
+        var seenStarts = 0
+        var seenStops = 0
+        var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
     }
 
     /// Delivers sound-start and sound-stop events, and voices' finished and error events.
     /// A voice's finish is delivered once its last frame has been heard (the device clock
-    /// has passed it), not when it was mixed.
-    func eventThread() {
-        var seenStarts = 0
-        var seenStops = 0
-        var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
+    /// has passed it), not when it was mixed. Returns how long to sleep: until signalled
+    /// (a sound start or stop, a finished voice, a failure, a drain) or until the next
+    /// finish or start is due to be heard; nothing wakes while idle.
+    func eventRound(_ state: inout EventState) -> ThreadWait {
         let rate = Double(configuration.sampleRate)
+        let starts = soundStarts.load(ordering: .acquiring)
+        let stops = soundStops.load(ordering: .acquiring)
+        // Starts and stops alternate (start, stop, start…): replay them in order.
         while true {
-            // Sleep until signalled (a sound start or stop, a finished voice, a failure, a drain)
-            // or until the next finish or start is due to be heard; nothing wakes while idle.
-            let now = deviceCurrentTime
-            var dues = finishing.map { Double($0.endFrame) / rate - now }
-            for voice in voices.withLock({ Array($0.values) }) {
-                let start = voice.heardStartFrame.load(ordering: .acquiring)
-                if start != Int64.min { dues.append(Double(start) / rate - now) }
-                let wrap = voice.heardWrapFrame.load(ordering: .acquiring)
-                if wrap != Int64.min { dues.append(Double(wrap) / rate - now) }
-            }
-            if let next = dues.min() {
-                // Past due but waiting for the drain: the render thread signals when it is done.
-                _ = eventSemaphore.wait(seconds: next > 0 ? min(next + 0.0005, 1) : 0.1)
+            let producing: Bool
+            if state.seenStarts == state.seenStops, state.seenStarts < starts {
+                state.seenStarts += 1
+                producing = true
+            } else if state.seenStops < state.seenStarts, state.seenStops < stops {
+                state.seenStops += 1
+                producing = false
             } else {
-                eventSemaphore.wait()
+                break
             }
-            let starts = soundStarts.load(ordering: .acquiring)
-            let stops = soundStops.load(ordering: .acquiring)
-            // Starts and stops alternate (start, stop, start…): replay them in order.
-            while true {
-                let producing: Bool
-                if seenStarts == seenStops, seenStarts < starts {
-                    seenStarts += 1
-                    producing = true
-                } else if seenStops < seenStarts, seenStops < stops {
-                    seenStops += 1
-                    producing = false
-                } else {
-                    break
-                }
-                for observer in soundObservers.withLock({ Array($0.values) }) { observer(producing) }
+            for observer in soundObservers.withLock({ Array($0.values) }) { observer(producing) }
+        }
+        let lost = deviceFailure.withLock { failure -> AudioEngineError? in
+            defer { failure = nil }
+            return failure
+        }
+        // Pause where the listener was: the render thread left the clock at what had
+        // been heard, so a voice's position is there, not at what was mixed.
+        let pausedAt = lost == nil ? [] : voices.withLock { Array($0.values) }.filter { $0.state == .playing || $0.state == .queued }
+            .map { (voice: $0, time: $0.currentTime) }
+        for (voice, time) in pausedAt {
+            // The output is gone: nothing to flush or wait for.
+            voice.playState.store(Voice.PlayState.paused.rawValue, ordering: .releasing)
+            voice.seek(to: time)
+        }
+        if let lost {
+            if configuration.logsOutputChoice {
+                let times = pausedAt.map { String(Int($0.time * 1000)) + " ms" }.joined(separator: ", ")
+                let line = "earshot: audio output lost: \(lost)" + (pausedAt.isEmpty ? "" : "; paused at \(times)") + "\n"
+                _ = line.withCString { write(2, $0, strlen($0)) }
             }
-            let lost = deviceFailure.withLock { failure -> AudioEngineError? in
-                defer { failure = nil }
-                return failure
-            }
-            // Pause where the listener was: the render thread left the clock at what had
-            // been heard, so a voice's position is there, not at what was mixed.
-            let pausedAt = lost == nil ? [] : voices.withLock { Array($0.values) }.filter { $0.state == .playing || $0.state == .queued }
-                .map { (voice: $0, time: $0.currentTime) }
-            for (voice, time) in pausedAt {
-                // The output is gone: nothing to flush or wait for.
-                voice.playState.store(Voice.PlayState.paused.rawValue, ordering: .releasing)
-                voice.seek(to: time)
-            }
-            if let lost {
-                if configuration.logsOutputChoice {
-                    let times = pausedAt.map { String(Int($0.time * 1000)) + " ms" }.joined(separator: ", ")
-                    let line = "earshot: audio output lost: \(lost)" + (pausedAt.isEmpty ? "" : "; paused at \(times)") + "\n"
-                    _ = line.withCString { write(2, $0, strlen($0)) }
-                }
-                for (voice, _) in pausedAt { voice.onError.withLock { $0 }?(lost) }
-                if serverLost.exchange(false, ordering: .acquiringAndReleasing) {
-                    for observer in resetObservers.withLock({ Array($0.values) }) { observer() }
-                }
-            }
-            let heardNow = deviceCurrentTime * rate
-            for voice in voices.withLock({ Array($0.values) }) {
-                let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
-                if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
-                   voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
-                    voice.onStarted.withLock { $0 }?()
-                }
-                let starved = voice.supplyStarved.load(ordering: .acquiring)
-                if voice.supplyReported.exchange(starved, ordering: .acquiringAndReleasing) != starved {
-                    voice.onSupplyChange.withLock { $0 }?(starved)
-                }
-                let wrapFrame = voice.heardWrapFrame.load(ordering: .acquiring)
-                if wrapFrame != Int64.min, Double(wrapFrame) <= heardNow + 1,
-                   voice.heardWrapFrame.compareExchange(expected: wrapFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
-                    voice.onWrapped.withLock { $0 }?()
-                }
-                if voice.finishedFlag.exchange(false, ordering: .acquiring) {
-                    // Rewind at once (a replay starts from the top); report when heard.
-                    let error = voice.decodeError.withLock { $0 }
-                    detach(voice)
-                    voice.rewindAfterFinishing()
-                    finishing.append((voice, voice.endFrame.load(ordering: .relaxed), error))
-                }
-            }
-            // When nothing else plays, the render thread drains the device and stops the
-            // stream: then everything written has been heard. While other voices keep it
-            // running, the device clock says when the end was played.
-            let drained = !streamRunning.load(ordering: .acquiring)
-            let heard = deviceCurrentTime * rate
-            let othersPlaying = anyVoicePlaying()
-            let isDue: ((voice: Voice, endFrame: Int64, error: AudioFileError?)) -> Bool = { entry in
-                drained || (othersPlaying && Double(entry.endFrame) <= heard)
-            }
-            let due = finishing.filter(isDue)
-            finishing.removeAll(where: isDue)
-            for (voice, _, error) in due {
-                if let error { voice.onError.withLock { $0 }?(error) }
-                voice.onFinished.withLock { $0 }?(error == nil)
+            for (voice, _) in pausedAt { voice.onError.withLock { $0 }?(lost) }
+            if serverLost.exchange(false, ordering: .acquiringAndReleasing) {
+                for observer in resetObservers.withLock({ Array($0.values) }) { observer() }
             }
         }
+        let heardNow = deviceCurrentTime * rate
+        for voice in voices.withLock({ Array($0.values) }) {
+            let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
+            if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
+               voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                voice.onStarted.withLock { $0 }?()
+            }
+            let starved = voice.supplyStarved.load(ordering: .acquiring)
+            if voice.supplyReported.exchange(starved, ordering: .acquiringAndReleasing) != starved {
+                voice.onSupplyChange.withLock { $0 }?(starved)
+            }
+            let wrapFrame = voice.heardWrapFrame.load(ordering: .acquiring)
+            if wrapFrame != Int64.min, Double(wrapFrame) <= heardNow + 1,
+               voice.heardWrapFrame.compareExchange(expected: wrapFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                voice.onWrapped.withLock { $0 }?()
+            }
+            if voice.finishedFlag.exchange(false, ordering: .acquiring) {
+                // Rewind at once (a replay starts from the top); report when heard.
+                let error = voice.decodeError.withLock { $0 }
+                detach(voice)
+                voice.rewindAfterFinishing()
+                state.finishing.append((voice, voice.endFrame.load(ordering: .relaxed), error))
+            }
+        }
+        // When nothing else plays, the render thread drains the device and stops the
+        // stream: then everything written has been heard. While other voices keep it
+        // running, the device clock says when the end was played.
+        let drained = !streamRunning.load(ordering: .acquiring)
+        let heard = deviceCurrentTime * rate
+        let othersPlaying = anyVoicePlaying()
+        let isDue: ((voice: Voice, endFrame: Int64, error: AudioFileError?)) -> Bool = { entry in
+            drained || (othersPlaying && Double(entry.endFrame) <= heard)
+        }
+        let due = state.finishing.filter(isDue)
+        state.finishing.removeAll(where: isDue)
+        for (voice, _, error) in due {
+            if let error { voice.onError.withLock { $0 }?(error) }
+            voice.onFinished.withLock { $0 }?(error == nil)
+        }
+        let now = deviceCurrentTime
+        var dues = state.finishing.map { Double($0.endFrame) / rate - now }
+        for voice in voices.withLock({ Array($0.values) }) {
+            let start = voice.heardStartFrame.load(ordering: .acquiring)
+            if start != Int64.min { dues.append(Double(start) / rate - now) }
+            let wrap = voice.heardWrapFrame.load(ordering: .acquiring)
+            if wrap != Int64.min { dues.append(Double(wrap) / rate - now) }
+        }
+        guard let next = dues.min() else { return .untilSignalled }
+        // Past due but waiting for the drain: the render thread signals when it is done.
+        return .seconds(next > 0 ? min(next + 0.0005, 1) : 0.1)
     }
+}
+
+/// The render thread's state across periods: its own, never shared.
+struct RenderState {
+    let capacity = 16_384
+    /// The mix buffer, allocated once when the thread starts.
+    let mix: UnsafeMutablePointer<Float>
+    /// The open output, once taken from the engine; the thread closes it when it ends.
+    var output: (any AudioOutput)?
+    var running = false
+    var framesWritten: Int64 = 0
+    /// The last delay the output reported: on a failure, what had been heard.
+    var lastDelay = 0
+    /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
+    var flushedOnce = false
+    var gain: Float = 1
+    var gainStep: Float = 0
+    var gainFramesLeft = 0
+    var gainGeneration: UInt32 = 0
+    var silence: SilenceTracker
+    var idleSince: Double?
+
+    init(configuration: AudioEngine.Configuration) {
+        mix = .allocate(capacity: capacity * 2)
+        silence = SilenceTracker(threshold: Int(configuration.silenceBeforeSoundEvent * Double(configuration.sampleRate)))
+    }
+}
+
+/// What an engine thread does after a round of work, outside its hold on the engine.
+enum ThreadWait {
+    /// Goes round again at once.
+    case none
+    /// Sleeps until its semaphore is signalled.
+    case untilSignalled
+    /// Sleeps until signalled or for this many seconds.
+    case seconds(Double)
+}
+
+extension Semaphore {
+    func wait(_ wait: ThreadWait) {
+        switch wait {
+        case .none: break
+        case .untilSignalled: self.wait()
+        case .seconds(let seconds): _ = self.wait(seconds: seconds)
+        }
+    }
+}
+
+/// How an engine thread refers to its engine between rounds: weakly, so that the engine's
+/// release is not held up by its own threads, and a thread sees nil once it is going.
+final class WeakEngine: Sendable {
+    weak let value: AudioEngine?
+    init(_ engine: AudioEngine) { value = engine }
 }
 
 /// When the mix goes audible after silence, and silent after sound, for the engine's

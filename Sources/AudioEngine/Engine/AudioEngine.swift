@@ -19,7 +19,8 @@ import Glibc
 /// or behind a `Mutex`, except `pendingOutput`, which the starting thread writes under
 /// `startLock` before it publishes `deviceState` open (releasing), and the render thread
 /// reads and clears only after loading that state (acquiring); the two never touch it
-/// at once.
+/// at once (and `deinit`, which closes one never taken, runs when no thread is in a round
+/// of work: each holds the engine strongly for its round).
 public final class AudioEngine: @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// The ALSA device name (`EARSHOT_AUDIO_DEVICE` overrides the default, `default`).
@@ -124,10 +125,28 @@ public final class AudioEngine: @unchecked Sendable {
         self.configuration = configuration
         identity = Mutex(configuration.identity)
         slots = (0..<configuration.maximumSources).map { _ in Slot() }
-        let engine = Unmanaged.passUnretained(self)
-        startThread(name: "earshot-render") { engine.takeUnretainedValue().renderThread() }
-        startThread(name: "earshot-reader") { engine.takeUnretainedValue().readerThread() }
-        startThread(name: "earshot-events") { engine.takeUnretainedValue().eventThread() }
+        // Each thread holds the engine weakly and its own semaphore strongly: it takes the
+        // engine for one round of work at a time and sleeps outside that hold, so releasing
+        // the engine ends all three (see `deinit`).
+        let engine = WeakEngine(self)
+        startThread(name: "earshot-render") { [renderWake] in
+            AudioEngine.runRenderThread(engine, wake: renderWake, configuration: configuration)
+        }
+        startThread(name: "earshot-reader") { [readerWake] in AudioEngine.runReaderThread(engine, wake: readerWake) }
+        startThread(name: "earshot-events") { [eventSemaphore] in AudioEngine.runEventThread(engine, wake: eventSemaphore) }
+    }
+
+    /// Ends the engine's threads. No thread is inside a round of work now (each holds the
+    /// engine strongly for its round, so the last release happens outside one, possibly on
+    /// one of these threads, which then returns from its round); each sees its weak
+    /// reference nil once woken, and the render thread closes the output it took. Nothing
+    /// here waits for them, so a release on an engine thread cannot deadlock.
+    deinit {
+        // An output opened but not yet taken by the render thread is the engine's to close.
+        pendingOutput?.close()
+        renderWake.signal()
+        readerWake.signal()
+        eventSemaphore.signal()
     }
 
     // MARK: Public state
@@ -232,10 +251,11 @@ public final class AudioEngine: @unchecked Sendable {
         retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
     }
 
+    /// Forgets a voice. Retired once, by `detach`, if it was in the render table; one that
+    /// was not is out of the render thread's sight already and goes with its last reference.
     func dispose(_ voice: Voice) {
         detach(voice)
         _ = voices.withLock { $0.removeValue(forKey: ObjectIdentifier(voice)) }
-        retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
     }
 
     /// Opens the device now (it stays idle until something plays), so that a first sound

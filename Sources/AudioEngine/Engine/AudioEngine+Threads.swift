@@ -6,16 +6,7 @@ import Glibc
 
 /// The engine's three threads: render (real time), reader (decoding), events (callbacks).
 extension AudioEngine {
-    /// Mixes one period at a time and writes it to the output. In the steady state it
-    /// touches only preallocated memory and atomics; the system calls are the output's write
-    /// (for the sound server: under libpulse's lock, sleeping until the server asks for
-    /// more) and its delay for the clock, plus a semaphore post when an event is due.
-    ///
-    /// Three states: *released* (no device: it waits to be handed one), *idle* (the
-    /// device is open but nothing plays: once the buffer has played out the stream stops,
-    /// so nothing is written and the next sound starts at once rather than behind queued
-    /// silence), and *running* (mixing and writing).
-    /// The render thread's body. It holds the engine only for one period's work (weakly
+    /// The render thread's body: one ``renderPeriod(_:)`` at a time. It holds the engine only for one period's work (weakly
     /// between periods, so that releasing the engine ends the thread) and sleeps outside that
     /// scope; when the engine is gone it closes the output it holds and returns.
     static func runRenderThread(_ engine: WeakEngine, wake: Semaphore, configuration: Configuration) {

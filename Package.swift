@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot"]),
+        // earshot-bench: BenchScriptTests runs its --help.
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot", "earshot-bench"]),
     ]
 )

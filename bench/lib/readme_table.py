@@ -11,12 +11,11 @@ out_dir = sys.argv[1]
 readme = sys.argv[2] if len(sys.argv) > 2 else None
 
 
-def first_line(*command):
+def output(*command):
     try:
-        text = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run(command, capture_output=True, text=True, timeout=10).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return text.strip().splitlines()[0] if text.strip() else None
 
 
 def machine():
@@ -27,10 +26,10 @@ def machine():
             break
     parts = [f"{model}, {os.cpu_count()} cores", f"Linux {platform.release()}"]
     for command in (("pulseaudio", "--version"), ("pipewire", "--version"), ("dbus-daemon", "--version")):
-        line = first_line(*command)
-        if line:
-            version = re.search(r"[0-9]+\.[0-9]+(\.[0-9]+)?", line)
-            parts.append(f"{command[0]} {version.group(0) if version else line}")
+        text = output(*command)  # pipewire prints its name on a line of its own
+        version = re.search(r"[0-9]+\.[0-9]+(\.[0-9]+)?", text or "")
+        if version:
+            parts.append(f"{command[0]} {version.group(0)}")
     return "; ".join(parts)
 
 

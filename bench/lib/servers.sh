@@ -51,13 +51,14 @@ servers_private_env() {
 servers_bus() {
   local file=$SERVERS_DIR/bus
   : >"$file"
+  # One descriptor each: dbus-daemon closes the address's after writing it.
   "${SERVERS_ENV[@]}" dbus-daemon --config-file="$ROOT/dbus/test-session.conf" --nofork \
-    --print-address=3 --print-pid=3 3>"$file" </dev/null >"$SERVERS_DIR/dbus-daemon.log" 2>&1 &
+    --print-address=3 --print-pid=4 3>"$file" 4>"$file.pid" </dev/null >"$SERVERS_DIR/dbus-daemon.log" 2>&1 &
   servers_track $!
-  for _ in $(seq 200); do [[ $(wc -l <"$file") -ge 2 ]] && break; sleep 0.025; done
-  [[ $(wc -l <"$file") -ge 2 ]] || die "the private dbus-daemon did not start (see $SERVERS_DIR/dbus-daemon.log)"
-  DBUS_SESSION_BUS_ADDRESS=$(sed -n 1p "$file")
-  SERVERS_BUS_PID=$(sed -n 2p "$file")
+  for _ in $(seq 200); do [[ -s $file && -s $file.pid ]] && break; sleep 0.025; done
+  [[ -s $file && -s $file.pid ]] || die "the private dbus-daemon did not start: $(cat "$SERVERS_DIR/dbus-daemon.log")"
+  DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$file")
+  SERVERS_BUS_PID=$(head -n1 "$file.pid")
   export DBUS_SESSION_BUS_ADDRESS
 }
 

@@ -53,8 +53,11 @@ let package = Package(
         // The README's Swift snippets, compiled (ReadmeSnippetTests checks they match).
         .executableTarget(name: "earshot-examples", dependencies: ["Earshot"], path: "Examples"),
 
-        // In-process audio measurements for bench/audio.
-        .executableTarget(name: "earshot-bench", dependencies: ["Earshot", "Platform"]),
+        // In-process audio measurements for the benchmarks in bench/.
+        .executableTarget(
+            name: "earshot-bench",
+            dependencies: ["Earshot", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
 
         // Test support: a private dbus-daemon and subprocess helpers.
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
@@ -65,6 +68,7 @@ let package = Package(
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot"]),
+        // earshot-bench: BenchScriptTests runs its --help.
+        .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot", "earshot-bench"]),
     ]
 )

@@ -3,10 +3,8 @@ import Foundation
 import Platform
 
 /// Decodes a whole file to memory with `AudioFile.readAll()`, `--repeat` times.
-func runDecode(_ options: Options) {
-    guard options.positional.count == 1 else { fail("decode takes one FILE") }
-    let path = options.positional[0]
-    for _ in 0..<options.int("repeat", 1) {
+func runDecode(path: String, repeats: Int) {
+    for _ in 0..<repeats {
         let cpu0 = processCPU()
         let t0 = MonotonicClock.seconds()
         let samples: [Float]
@@ -31,10 +29,8 @@ func runDecode(_ options: Options) {
 
 /// Opens FILE `--repeat` times, alternately without and with reading its tags; one line each:
 /// `open tags=0|1 seconds=…` (CLOCK_MONOTONIC, open and close, and the `tags` access when tags=1).
-func runOpen(_ options: Options) {
-    guard options.positional.count == 1 else { fail("open takes one FILE") }
-    let path = options.positional[0]
-    for round in 0..<(2 * options.int("repeat", 50)) {
+func runOpen(path: String, repeats: Int) {
+    for round in 0..<(2 * repeats) {
         let readTags = round % 2 == 1
         let t0 = MonotonicClock.seconds()
         var fields = 0

@@ -9,12 +9,9 @@ import Glibc
 /// Start-latency stimulus: plays FILE as a SystemSound and as a prepared AudioPlayer, each with
 /// the device released (cold) and open (warm), and prints the CLOCK_MONOTONIC time of each
 /// play() call. The capture side (bench/audio) finds the first non-silent frame after it.
-func runLatency(_ options: Options) {
-    guard options.positional.count == 1 else { fail("latency takes one FILE") }
-    let url = URL(fileURLWithPath: options.positional[0])
-    let cycles = options.int("cycles", 3)
-    let warmGap = options.double("warm-gap", 0.4)
-    let settle = options.double("cold-gap", 0.3)  // after the engine has released the device
+func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Double) {
+    let url = URL(fileURLWithPath: path)
+    // settle: after the engine has released the device
     let engine = AudioEngine.shared
 
     let sound: SystemSound

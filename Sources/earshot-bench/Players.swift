@@ -13,12 +13,8 @@ func voice(of player: AudioPlayer) -> Voice? {
 }
 
 /// N players at once for S seconds: the process's CPU over that window, per thread too.
-func runPlayers(_ options: Options) {
-    let files = options.positional
-    guard !files.isEmpty else { fail("players takes at least one FILE") }
-    let count = options.int("count", 32)
-    let seconds = options.double("seconds", 10)
-    let volume = Float(options.double("volume", 1 / Double(count)))
+func runPlayers(files: [String], count: Int, seconds: Double, volume: Double?, prepare: Bool, prepareWait: Double) {
+    let volume = Float(volume ?? 1 / Double(count))
 
     // The engine's three threads are the ones that appear when it is made.
     let before = Set(threadCPU().keys)
@@ -45,10 +41,9 @@ func runPlayers(_ options: Options) {
     }
 
     // Prepared (AVAudioPlayer's prepareToPlay) by default: the rings are filled before play().
-    let prepare = options.named["prepare"] != "0"
     if prepare {
         for player in players { player.prepareToPlay() }
-        usleep(UInt32(options.double("prepare-wait", 1.5) * 1e6))
+        usleep(UInt32(prepareWait * 1e6))
     }
 
     let underruns0 = engine.underrunCount

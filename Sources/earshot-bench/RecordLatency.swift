@@ -10,10 +10,7 @@ import Glibc
 /// first frame written into the file (`currentTime > 0`), for a recorder prepared beforehand
 /// (input open and capturing) and for one that opens its file and input in `record()`.
 /// Prints `record-latency prepared=0|1 seconds=…` per run.
-func runRecordLatency(_ options: Options) {
-    guard options.positional.count == 1 else { fail("record-latency takes one FOLDER") }
-    let folder = options.positional[0]
-    let repeats = options.int("repeat", 5)
+func runRecordLatency(folder: String, repeats: Int) {
     for run in 0..<repeats {
         for prepared in [true, false] {
             let url = URL(fileURLWithPath: "\(folder)/latency-\(run)-\(prepared ? 1 : 0).wav")

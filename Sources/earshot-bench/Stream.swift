@@ -5,12 +5,10 @@ import Foundation
 /// Opens URL as a NetworkStream and reads until the first decoded frame, `--repeat` times; one
 /// line each: `stream-start seconds=…` (CLOCK_MONOTONIC, from before the open to the first frame
 /// the engine's reader would get; reads that find nothing are retried every 0.2 ms).
-func runStreamStart(_ options: Options) {
-    guard options.positional.count == 1 else { fail("stream-start takes one URL") }
-    let url = options.positional[0]
+func runStreamStart(url: String, repeats: Int) {
     let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 1024 * 8)
     defer { buffer.deallocate() }
-    for _ in 0..<options.int("repeat", 1) {
+    for _ in 0..<repeats {
         let t0 = MonotonicClock.seconds()
         do {
             let stream = try NetworkStream(url: url)

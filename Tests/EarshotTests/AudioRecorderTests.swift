@@ -59,12 +59,7 @@ import TestSupport
     /// failing fails.
     @Test("a tone recorded on PipeWire (pipewire-pulse): frequency, level within 0.5 dB, duration within 10 ms, meters within 1 dB")
     func toneOnPipeWire() async throws {
-        var problems: [String] = []
-        for take in 1...3 {
-            problems = try await recordsATone(pipewire: true)
-            print("recorder: tone on PipeWire, take \(take): \(problems.isEmpty ? "as played" : problems.joined(separator: "; "))")
-            if problems.isEmpty { break }
-        }
+        let problems = try await bestOfTakes("recorder: tone on PipeWire", held: "as played") { try await recordsATone(pipewire: true) }
         for problem in problems { Issue.record(Comment(rawValue: problem)) }
     }
 

@@ -87,18 +87,24 @@ struct SessionOthersDuckTests {
         daemon.kill(SIGKILL)
     }
 
+    /// Once `music` plays, the other app's stream keeps its volume for a second (read ten
+    /// times); then `music` is killed.
+    static func expectVolumeUntouched(of stream: Child, while music: SessionPlayer, in world: SessionWorld) async throws {
+        try await music.waitUntilPlaying()
+        for _ in 0..<10 {
+            #expect(try await world.volume(of: stream) == [original, original])
+            try await settle(0.1)
+        }
+        music.kill()
+    }
+
     @Test("earshot play --mix (no duck) never touches another app's volume")
     func mixDoesNotDuck() async throws {
         let world = try await SessionWorld()
         let daemon = try await world.daemon()
         let stream = try await world.paplay(volume: Self.original)
         let music = try world.play("music", side: .left, duration: 20, mix: true)
-        try await music.waitUntilPlaying()
-        for _ in 0..<10 {
-            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
-            try await settle(0.1)
-        }
-        music.kill()
+        try await Self.expectVolumeUntouched(of: stream, while: music, in: world)
         daemon.kill(SIGKILL)
     }
 
@@ -108,12 +114,7 @@ struct SessionOthersDuckTests {
         let daemon = try await world.daemon("--others", "observe")
         let stream = try await world.paplay(volume: Self.original)
         let music = try world.play("music", side: .left, duration: 20, duck: true)
-        try await music.waitUntilPlaying()
-        for _ in 0..<10 {
-            #expect(try await world.volume(of: stream) == [Self.original, Self.original])
-            try await settle(0.1)
-        }
-        music.kill()
+        try await Self.expectVolumeUntouched(of: stream, while: music, in: world)
         daemon.kill(SIGKILL)
     }
 

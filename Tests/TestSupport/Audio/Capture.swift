@@ -1,5 +1,21 @@
 import Foundation
 
+/// A sound server a ``Capture`` can record from: PulseAudio (``PulseAudioServer``) or
+/// PipeWire through pipewire-pulse (``PipeWireServer``).
+public protocol CapturableServer: Sendable {
+    /// For `parec` and `pactl`: the server's address and runtime folder.
+    var environment: [String: String] { get }
+    /// The server's main sink.
+    var sinkName: String { get }
+    /// The sample rate and channel count of a sink.
+    func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int)
+    /// The latency `parec` asks for, in ms.
+    var captureLatencyMilliseconds: Int { get }
+    /// Called once `parec` is connected: wakes a sink that would otherwise hold back the
+    /// capture's first samples.
+    func wakeIdleSink(_ name: String) throws
+}
+
 /// Records what a sink plays, from its monitor, with `parec` (float32le at the sink's rate
 /// and channel count), from `start()` until `stop()`.
 ///
@@ -11,13 +27,20 @@ import Foundation
 /// ```
 ///
 /// `start()` returns once `parec` is delivering samples, so nothing played after it returns
-/// is missed. (An idle null sink renders in blocks of up to 2 s and only notices a new
-/// recording's low latency when its current block ends, so the first samples could take
+/// is missed. (An idle PulseAudio null sink renders in blocks of up to 2 s and only notices a
+/// new recording's low latency when its current block ends, so the first samples could take
 /// up to 2 s; `start()` suspends and resumes the sink, when nothing plays to it, which
 /// restarts its clock. The lag is then about 20–40 ms; see `startupLag`.)
 /// `stop()` first waits until the samples rendered before it was called have arrived.
+///
+/// On PipeWire the capture is `parec` too, with a 100 ms latency: pipewire-pulse keeps what
+/// the monitor delivers in its own buffer until `parec` reads it, so a capture process
+/// that runs late on a loaded machine loses nothing. (`pw-record`, used before, drops whole
+/// buffers when it is late: under two busy threads it lost 54–85 ms of a 1.15 s tone in 2
+/// of 5 runs, while a `parec` beside it held the tone whole. `parec` at its default
+/// fragment size loses about a third of the audio there; see FIELD-NOTES.)
 public final class Capture: Sendable {
-    public let server: PulseAudioServer
+    public let server: any CapturableServer
     /// The sink recorded, and its monitor source.
     public let sinkName: String
     public var sourceName: String { sinkName + ".monitor" }
@@ -39,7 +62,7 @@ public final class Capture: Sendable {
     }
 
     /// A capture of `sink` (default: the server's main sink).
-    public init(server: PulseAudioServer, sink: String? = nil) throws {
+    public init(server: any CapturableServer, sink: String? = nil) throws {
         self.server = server
         let name = sink ?? server.sinkName
         self.sinkName = name
@@ -69,9 +92,9 @@ public final class Capture: Sendable {
         let watchdog = try Watchdog(
             """
             exec parec -v -d "$1" --format=float32le --rate="$2" --channels="$3" --raw \
-              --latency-msec=10 >"$4" 2>"$5"
+              --latency-msec="$6" >"$4" 2>"$5"
             """,
-            [sourceName, String(sampleRate), String(channels), rawPath, logPath],
+            [sourceName, String(sampleRate), String(channels), rawPath, logPath, String(server.captureLatencyMilliseconds)],
             environment: server.environment)
         let alreadyStarted = state.withLock { state -> Bool in
             if state.watchdog != nil { return true }
@@ -96,12 +119,7 @@ public final class Capture: Sendable {
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             if !kicked && log.contains("Connected to device") {
                 kicked = true
-                // Restart an idle null sink's clock at the latency parec asked for (see above).
-                // Not while something plays: that would put a gap in its audio.
-                if let sink = try server.listSinks().first(where: { $0.name == sinkName }), sink.state != "RUNNING" {
-                    try server.pactl("suspend-sink", sinkName, "1")
-                    try server.pactl("suspend-sink", sinkName, "0")
-                }
+                try server.wakeIdleSink(sinkName)
             }
             let lowered = log.lowercased()
             if lowered.contains("fail") || lowered.contains("error") || !watchdog.isRunning || clock.now > deadline {
@@ -195,4 +213,26 @@ func fileSize(_ path: String) -> Int {
 func seconds(_ duration: Duration) -> Double {
     let (s, attoseconds) = duration.components
     return Double(s) + Double(attoseconds) / 1e18
+}
+
+extension PulseAudioServer: CapturableServer {
+    public var captureLatencyMilliseconds: Int { 10 }
+
+    /// Restarts an idle null sink's clock at the latency `parec` asked for (see ``Capture``).
+    /// Not while something plays: that would put a gap in its audio.
+    public func wakeIdleSink(_ name: String) throws {
+        if let sink = try listSinks().first(where: { $0.name == name }), sink.state != "RUNNING" {
+            try pactl("suspend-sink", name, "1")
+            try pactl("suspend-sink", name, "0")
+        }
+    }
+}
+
+extension PipeWireServer: CapturableServer {
+    public var captureLatencyMilliseconds: Int { 100 }
+
+    public func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int) { (sampleRate, channels) }
+
+    /// PipeWire's null sink follows the graph's clock: nothing to wake.
+    public func wakeIdleSink(_ name: String) throws {}
 }

@@ -10,10 +10,10 @@ import Foundation
 /// pipewire-pulse implements, and is made the default sink. The three daemons run under
 /// watchdogs that kill them when the test process goes.
 ///
-/// Capture with ``PipeWireCapture`` (`pw-record`): on pipewire-pulse 0.3.65, `parec` from a
-/// monitor loses about a third of the audio (see FIELD-NOTES). That is `parec`'s default
-/// fragment size there: with `--latency-msec=20` (or 100) the same capture, from a monitor
-/// or from a pw-loopback source, held a 3.000 s tone whole in every run here.
+/// Capture with ``Capture``, which runs `parec` at 100 ms latency here: on pipewire-pulse
+/// 0.3.65, `parec` at its default fragment size loses about a third of the audio (see
+/// FIELD-NOTES); with `--latency-msec=20` (or 100) the same capture, from a monitor or from a
+/// pw-loopback source, held a 3.000 s tone whole in every run here, also under load.
 public final class PipeWireServer: Sendable {
     /// The runtime folder, also HOME.
     public let directory: String
@@ -24,7 +24,7 @@ public final class PipeWireServer: Sendable {
     public let sinkName: String
     public let sampleRate: Int
     public let channels: Int
-    /// For a client of this server (`pactl`, `pw-record`, `earshot`): the runtime folder,
+    /// For a client of this server (`pactl`, `parec`, `earshot`): the runtime folder,
     /// HOME, the private bus, and `PULSE_SERVER`.
     public let environment: [String: String]
 
@@ -162,49 +162,5 @@ public final class PipeWireServer: Sendable {
             throw TestFailure("pactl \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.stderr)")
         }
         return result.output
-    }
-}
-
-/// Records what a PipeWire sink plays with `pw-record --target SINK` and
-/// `stream.capture.sink=true` (float32, the sink's rate and channels), from `start()` until
-/// `stop()`, which interrupts it (SIGINT) so that it writes the WAV header.
-public final class PipeWireCapture: Sendable {
-    public let server: PipeWireServer
-    private let path: String
-    private let recorder = Locked<Child?>(nil)
-
-    public init(server: PipeWireServer) throws {
-        self.server = server
-        path = try TemporaryDirectories.make("earshot-pwcap") + "/capture.wav"
-    }
-
-    /// Starts `pw-record` and returns once samples arrive in its file.
-    public func start(timeout: Double = 5) async throws {
-        let child = try Child("pw-record", ["--target", server.sinkName, "-P", "{ stream.capture.sink=true }", "--format", "f32",
-                                            "--rate", String(server.sampleRate), "--channels", String(server.channels), path],
-                              environment: server.environment)
-        recorder.withLock { $0 = child }
-        let deadline = Date().addingTimeInterval(timeout)
-        // The header is 44–80 bytes; past a few kB, samples flow.
-        while (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 < 16_384 {
-            if Date() > deadline || !child.isRunning { throw TestFailure("pw-record delivered nothing: \(child.stderr)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-    }
-
-    /// Stops the recording (after `drain` seconds, for what is still on its way) and reads it.
-    public func stop(drain: Double = 0.15) async throws -> CapturedAudio {
-        guard let child = recorder.withLock({ $0 }) else { throw TestFailure("PipeWireCapture.stop() without start()") }
-        try await Task.sleep(for: .milliseconds(Int(drain * 1000)))
-        child.kill(SIGINT)
-        try await child.wait(timeout: 5)
-        return try TestSignals.readWAV(path)
-    }
-
-    /// Records while `body` runs.
-    public func record(_ body: () async throws -> Void) async throws -> CapturedAudio {
-        try await start()
-        try await body()
-        return try await stop()
     }
 }

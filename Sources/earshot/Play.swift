@@ -64,7 +64,7 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer
         do {

@@ -34,7 +34,7 @@ struct Sound: AsyncParsableCommand {
     var device: String?
 
     func run() async throws {
-        if let device { setenv("EARSHOT_AUDIO_DEVICE", device, 1) }
+        if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
         AudioEngine.shared.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
         // Open the device (connecting to the sound server) while the sound decodes.
         startThread(name: "earshot-open") { try? AudioEngine.shared.openDevice() }

@@ -44,6 +44,27 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
+    /// `--device` is the engine's configuration (`AudioEngine.configureShared`), not an
+    /// environment variable set behind the app's back: the named ALSA device is used although
+    /// a sound server answers, and the server sees no stream from the process. `sound` and
+    /// `play` both take it.
+    @Test("--device plays to that ALSA device, not to the sound server that answers")
+    func deviceOptionChoosesALSA() async throws {
+        let world = try await SessionWorld()
+        let file = try SessionWorld.tone(.left, frequency: 440, duration: 0.5, level: -12)
+        let sound = try await run(Paths.earshot, ["sound", "--device", "null", file], environment: world.environment, timeout: 10)
+        #expect(sound.status == 0, "\(sound.stderr)")
+        #expect(sound.stderr.contains("audio output: ALSA device “null”"), "\(sound.stderr)")
+        let player = try Child(Paths.earshot, ["play", "--name", "devices", "--device", "null", file], environment: world.environment)
+        defer { player.kill(SIGKILL) }
+        try await eventually("earshot play to say which output it chose", timeout: 10) { player.stderr.contains("audio output:") }
+        #expect(player.stderr.contains("audio output: ALSA device “null”"), "\(player.stderr)")
+        #expect(try !world.server.pactl("list", "sink-inputs").contains("application.name = \"devices\""))
+        // Without it, the same command plays through the server.
+        let plain = try await run(Paths.earshot, ["sound", file], environment: world.environment, timeout: 10)
+        #expect(plain.stderr.contains("audio output: sound server"), "\(plain.stderr)")
+    }
+
     @Test("MPRIS Position matches what the sink played, from the first second")
     func positionMatchesSink() async throws {
         let world = try await SessionWorld()

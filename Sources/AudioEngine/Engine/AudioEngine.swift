@@ -64,8 +64,30 @@ public final class AudioEngine: @unchecked Sendable {
         getenv("EARSHOT_AUDIO_DEVICE").map { String(cString: $0) }
     }
 
-    /// The process's engine, on the default device.
-    public static let shared = AudioEngine()
+    /// The process's engine: made on its first use, with the configuration given to
+    /// ``configureShared(_:)`` before that, or the default one.
+    public static let shared: AudioEngine = {
+        let configuration = sharedSetup.withLock { setup -> Configuration? in
+            setup.made = true
+            return setup.configuration
+        }
+        return AudioEngine(configuration: configuration ?? Configuration())
+    }()
+
+    /// What ``shared`` is made with, and whether it was made.
+    private static let sharedSetup = Mutex<(configuration: Configuration?, made: Bool)>((nil, false))
+
+    /// Sets the configuration ``shared`` is made with (a command-line tool's `--device`).
+    /// Call it before anything plays: once ``shared`` exists, its configuration is fixed,
+    /// and this returns false and changes nothing.
+    @discardableResult
+    public static func configureShared(_ configuration: Configuration) -> Bool {
+        sharedSetup.withLock { setup in
+            guard !setup.made else { return false }
+            setup.configuration = configuration
+            return true
+        }
+    }
 
     public let configuration: Configuration
 

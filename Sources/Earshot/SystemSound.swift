@@ -9,6 +9,10 @@ import Synchronization
 /// ``maximumDecodedBytes``). ``play(completion:)``
 /// returns at once; a voice is kept prepared so that the sound starts on the engine's next
 /// period. Several plays may overlap.
+///
+/// System sounds play on `AudioEngine.systemSounds` unless given another engine: a stream
+/// of their own, apart from the app's players, with `media.role` `event` (the desktop's
+/// event-sounds volume applies, as to libcanberra's sounds) and a short buffer.
 public final class SystemSound: Sendable {
     /// The file the sound was decoded from.
     public let path: String
@@ -30,7 +34,7 @@ public final class SystemSound: Sendable {
     /// - Throws: ``AudioFileError`` naming the file and the reason; ``SystemSoundError``
     ///   for a sound too long to be a system sound or one the engine cannot play (a sample
     ///   rate it cannot convert).
-    public init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
+    public init(contentsOf url: URL, engine: AudioEngine = .systemSounds) throws {
         path = url.path
         let file = try AudioFile(contentsOf: url.path)
         try SystemSound.checkSize(of: file.format, path: url.path)
@@ -56,7 +60,7 @@ public final class SystemSound: Sendable {
     ///
     /// - Throws: ``SoundThemeError`` when no theme has the sound (the error lists the
     ///   themes and folders searched), or ``AudioFileError``.
-    public convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine = .shared) throws {
+    public convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine = .systemSounds) throws {
         try self.init(contentsOf: URL(fileURLWithPath: theme.file(for: name)), engine: engine)
     }
 

@@ -11,8 +11,9 @@ import Glibc
 /// play() call. The capture side (bench/audio) finds the first non-silent frame after it.
 func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Double) {
     let url = URL(fileURLWithPath: path)
-    // settle: after the engine has released the device
-    let engine = AudioEngine.shared
+    // settle: after the engines have released their streams. System sounds play on an
+    // engine of their own (AudioEngine.systemSounds), players on the shared one.
+    let engines = [AudioEngine.shared, AudioEngine.systemSounds]
 
     let sound: SystemSound
     let player: AudioPlayer
@@ -29,16 +30,16 @@ func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Doub
         while (sound.isPlaying || player.isPlaying) && MonotonicClock.seconds() < deadline { usleep(2000) }
     }
     func waitReleased() {
-        // The engine releases the device `idleRelease` seconds after the last sound.
-        let deadline = MonotonicClock.seconds() + engine.configuration.idleRelease + 5
-        while engine.isDeviceOpen && MonotonicClock.seconds() < deadline { usleep(10_000) }
+        // An engine releases its device `idleRelease` seconds after its last sound.
+        let deadline = MonotonicClock.seconds() + AudioEngine.shared.configuration.idleRelease + 5
+        while engines.contains(where: \.isDeviceOpen) && MonotonicClock.seconds() < deadline { usleep(10_000) }
         usleep(UInt32(settle * 1e6))
     }
     func play(_ kind: String) {
-        let state = engine.isDeviceOpen ? "warm" : "cold"
+        let state = (kind.hasSuffix("player") ? AudioEngine.shared : AudioEngine.systemSounds).isDeviceOpen ? "warm" : "cold"
         let t = MonotonicClock.seconds()
         var ok = true
-        if kind == "player" {
+        if kind == "player" || kind == "warmup-player" {
             ok = player.play()
         } else {
             do { try sound.play() } catch { ok = false }
@@ -48,8 +49,10 @@ func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Doub
         waitQuiet()
     }
 
-    // The process's first device open loads and connects ALSA's pulse plugin: not repeated later.
+    // The process's first open of each engine's output loads what it needs (libpulse, or
+    // ALSA's plugins): not repeated later.
     play("warmup")
+    play("warmup-player")
     for _ in 0..<cycles {
         for kind in ["system", "player"] {
             waitReleased()
@@ -60,6 +63,6 @@ func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Doub
     }
     // The last sound's finish is reported when the engine has mixed it, before the device has
     // played it: stay until it has been heard.
-    usleep(UInt32((engine.outputLatency + 0.2) * 1e6))
-    emit("done underruns=\(engine.underrunCount)")
+    usleep(UInt32((engines.map(\.outputLatency).max()! + 0.2) * 1e6))
+    emit("done underruns=\(engines.map(\.underrunCount).reduce(0, +))")
 }

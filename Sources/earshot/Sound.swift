@@ -35,9 +35,9 @@ struct Sound: AsyncParsableCommand {
 
     func run() async throws {
         if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
-        AudioEngine.shared.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
+        AudioEngine.systemSounds.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
         // Open the device (connecting to the sound server) while the sound decodes.
-        startThread(name: "earshot-open") { try? AudioEngine.shared.openDevice() }
+        startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound

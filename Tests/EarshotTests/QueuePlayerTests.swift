@@ -120,7 +120,7 @@ struct SystemSoundTests {
                 try await sleep(0.2)  // the device stays open, idle
             }
         }
-        #expect(AudioEngine.shared.isDeviceOpen)
+        #expect(AudioEngine.systemSounds.isDeviceOpen)
         let onsets = audio.activeRegions().map(\.start)
         #expect(onsets.count == 2, "\(audio.activeRegions())")
         for (onset, call) in zip(onsets, calls.value) {

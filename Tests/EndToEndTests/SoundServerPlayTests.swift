@@ -44,6 +44,23 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
+    @Test("earshot sound's stream has media.role event and names earshot")
+    func soundStreamIsAnEvent() async throws {
+        let world = try await SessionWorld()
+        let file = try SessionWorld.tone(.left, frequency: 440, duration: 1.5, level: -12)
+        let sound = try Child(Paths.earshot, ["sound", file], environment: world.environment)
+        defer { sound.kill(SIGKILL) }
+        let listed = Locked("")
+        try await eventually("earshot sound's stream", timeout: 5) {
+            let listing = try world.server.pactl("list", "sink-inputs")
+            listed.withLock { $0 = listing }
+            return listing.contains("application.process.id = \"\(sound.pid)\"")
+        }
+        let block = try #require(listed.value.components(separatedBy: "Sink Input #").first { $0.contains("application.process.id = \"\(sound.pid)\"") })
+        #expect(block.contains("media.role = \"event\""), "\(block)")
+        #expect(block.contains("application.name = \"earshot\""), "\(block)")
+    }
+
     /// `--device` is the engine's configuration (`AudioEngine.configureShared`), not an
     /// environment variable set behind the app's back: the named ALSA device is used although
     /// a sound server answers, and the server sees no stream from the process. `sound` and

@@ -214,7 +214,7 @@ try:
             on = cap.onset(t, min(nxt, t + 1.5))
             heard = cap.heard(t, min(nxt, t + 1.5))
             lat = None if on is None else 1000 * (on - t)
-            if kv["kind"] != "warmup":
+            if not kv["kind"].startswith("warmup"):
                 key = {"system": "SystemSound.play()", "player": "AudioPlayer.play()"}[kv["kind"]] + " " + kv["state"]
                 add2(key, r, lat, heard)
             raw("latency", round=r + 1, what=f"inproc-{kv['kind']}-{kv['state']}", onset_ms=fmt(lat, 2),

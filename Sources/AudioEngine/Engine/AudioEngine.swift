@@ -66,20 +66,39 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// The process's engine: made on its first use, with the configuration given to
     /// ``configureShared(_:)`` before that, or the default one.
-    public static let shared: AudioEngine = {
-        let configuration = sharedSetup.withLock { setup -> Configuration? in
-            setup.made = true
-            return setup.configuration
-        }
-        return AudioEngine(configuration: configuration ?? Configuration())
+    public static let shared = AudioEngine(configuration: takeSharedConfiguration())
+
+    /// The process's engine for system sounds (`SystemSound` plays here unless told
+    /// otherwise): a stream of its own beside ``shared``'s, with `media.role` `event`, so
+    /// that the desktop applies its event-sounds volume and role policies to beeps and not
+    /// to music, and with a short buffer (8 ms periods where a sound server answers), so
+    /// that a beep starts at once and does not wait behind a music stream's buffer. Made on
+    /// its first use from the same configuration as ``shared`` (device, sound server,
+    /// application name).
+    public static let systemSounds: AudioEngine = {
+        var configuration = takeSharedConfiguration()
+        configuration.identity.role = .event
+        configuration.identity.mediaName = nil
+        // An ALSA device named by the app keeps its periods (ALSA's pulse plugin stalls
+        // below 512 frames); a sound server takes short ones.
+        if configuration.output != .alsa { configuration.periodFrames = configuration.sampleRate / 125 }
+        return AudioEngine(configuration: configuration)
     }()
 
-    /// What ``shared`` is made with, and whether it was made.
+    /// What ``shared`` and ``systemSounds`` are made with, and whether either was made.
     private static let sharedSetup = Mutex<(configuration: Configuration?, made: Bool)>((nil, false))
 
-    /// Sets the configuration ``shared`` is made with (a command-line tool's `--device`).
-    /// Call it before anything plays: once ``shared`` exists, its configuration is fixed,
-    /// and this returns false and changes nothing.
+    /// The configuration for ``shared`` or ``systemSounds``; from now on it is fixed.
+    private static func takeSharedConfiguration() -> Configuration {
+        sharedSetup.withLock { setup in
+            setup.made = true
+            return setup.configuration ?? Configuration()
+        }
+    }
+
+    /// Sets the configuration ``shared`` (and ``systemSounds``) are made with (a
+    /// command-line tool's `--device`). Call it before anything plays: once either exists,
+    /// the configuration is fixed, and this returns false and changes nothing.
     @discardableResult
     public static func configureShared(_ configuration: Configuration) -> Bool {
         sharedSetup.withLock { setup in

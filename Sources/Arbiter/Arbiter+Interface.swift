@@ -15,7 +15,10 @@ extension Arbiter {
                 },
                 method(.unregister) { arbiter, id, _ in
                     try arbiter.apply(.vanished(id), for: id)
-                    arbiter.state.withLock { $0.forgetPendingRestorations(of: id) }
+                    arbiter.state.withLock { s in
+                        s.forgetPendingRestorations(of: id)
+                        s.outputs[id] = nil
+                    }
                     arbiter.announceRoom()
                 },
                 method(.setCategory, [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in
@@ -38,6 +41,10 @@ extension Arbiter {
                 },
                 method(.setRemoteCommandsEnabled, [.init("enabled", .boolean)]) { arbiter, id, args in
                     try arbiter.apply(.remoteCommandsChanged(id, anyEnabled: args[0].bool == true), for: id)
+                },
+                method(.setOutput, [.init("kind", .string), .init("name", .string)]) { arbiter, id, args in
+                    let output = try RegistrationState.Output(kind: args[0].string ?? "", name: args[1].string ?? "")
+                    try arbiter.setOutput(output, for: id)
                 },
             ],
             properties: [
@@ -157,6 +164,7 @@ extension Arbiter {
             }
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
+        if let output = r.output { state.withLock { $0.outputs[id] = output } }
         restorePending(interruptedBy: id)
         // Its connection and process are Earshot's for as long as the connection is on the
         // bus: when it unregisters (at exit, before its MPRIS name and stream go), they
@@ -166,6 +174,17 @@ extension Arbiter {
         }
         reconcileOthers()  // its process's players and streams are no longer another app's
         return situation(of: id)
+    }
+
+    /// `SetOutput`: remembers what the session plays through and invalidates `Sessions`
+    /// when that changed.
+    func setOutput(_ output: RegistrationState.Output, for id: SessionID) throws(DBusError) {
+        guard policy[id] != nil else { throw DBusError(ArbiterName.Error.notRegistered, "\(id): \(SessionPolicy.Rejection.unknownSession.message)") }
+        let (changed, object) = state.withLock { s in
+            defer { s.outputs[id] = output }
+            return (s.outputs[id] != output, s.object)
+        }
+        if changed, let object { announceChanges(via: object) }
     }
 
     /// What a session needs to know right after registering.
@@ -214,7 +233,7 @@ extension Arbiter {
 
     /// One dictionary per session, for `earshot status`; the most recent sounder first.
     func sessionsSummary() -> [DBusValue] {
-        let policy = self.policy
+        let (policy, outputs) = state.withLock { ($0.policy, $0.outputs) }
         return policy.sessions.values
             .sorted { ($0.lastSoundTick ?? 0, $1.id) > ($1.lastSoundTick ?? 0, $0.id) }
             .map { session in
@@ -231,6 +250,8 @@ extension Arbiter {
                     ArbiterProtocol.SessionKey.lastSound.rawValue: .uint64(session.lastSoundTick ?? 0),
                     ArbiterProtocol.SessionKey.eligible.rawValue: .boolean(session.isEligibleRemoteTarget),
                     ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.target == .session(session.id)),
+                    ArbiterProtocol.SessionKey.outputKind.rawValue: .string(outputs[session.id]?.kind.rawValue ?? ""),
+                    ArbiterProtocol.SessionKey.outputName.rawValue: .string(outputs[session.id]?.name ?? ""),
                 ])
             }
     }

@@ -65,6 +65,7 @@ extension Arbiter {
             s.registering.remove(id)
             s.forgetPendingRestorations(of: id)
             s.earshotPeers[id.rawValue] = nil
+            s.outputs[id] = nil
             if !s.othersReady { s.departed.insert(id.rawValue) }
         }
         if wasSession { announceRoom() }

@@ -120,6 +120,8 @@ public final class Arbiter: Sendable {
         /// The connections queued for the arbiter's name when it started (Earshot sessions
         /// about to register again), with their processes.
         var earshotPeers: [String: Int64] = [:]
+        /// What each session said it plays through (`SetOutput`); forgotten when it goes.
+        var outputs: [SessionID: RegistrationState.Output] = [:]
         /// Connections that left before the queue was known.
         var departed: Set<String> = []
         /// Whether the queue is known: until then no other app is reported to the policy.

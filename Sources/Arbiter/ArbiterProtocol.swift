@@ -20,7 +20,25 @@ public enum ArbiterProtocol {
         case reportSound = "ReportSound"
         /// `SetRemoteCommandsEnabled(enabled b)`: whether any remote command is enabled.
         case setRemoteCommandsEnabled = "SetRemoteCommandsEnabled"
+        /// `SetOutput(kind s, name s)`: what the process's players play through
+        /// (``OutputKind``, and the server's name and version or the ALSA device), for
+        /// `earshot status`.
+        case setOutput = "SetOutput"
     }
+
+    /// The kinds of output `SetOutput` and the `outputKind` keys name.
+    public enum OutputKind: String, CaseIterable, Sendable {
+        /// Nothing opened yet.
+        case none = ""
+        /// A stream on a PulseAudio-protocol sound server (PulseAudio, or PipeWire through
+        /// pipewire-pulse); the name is the server's ("pulseaudio 16.1").
+        case soundServer
+        /// An ALSA PCM; the name is the device's ("default", "hw:0").
+        case alsa
+    }
+
+    /// At most this many bytes in an output name.
+    public static let maximumOutputNameBytes = 255
 
     /// The signals: all but ``sessionsAvailable`` are unicast to one session.
     public enum Signal: String, CaseIterable, Sendable {
@@ -76,12 +94,16 @@ public enum ArbiterProtocol {
         case silencedBy
         /// `b`: whether the session was playing when interrupted.
         case wasPlaying
+        /// `s`: the output's ``OutputKind``, as in `SetOutput`.
+        case outputKind
+        /// `s`: the output's name, as in `SetOutput`.
+        case outputName
 
         /// The D-Bus type the key's variant must hold.
         public var type: DBusType {
             switch self {
             case .options: .array(.string)
-            case .category, .mode, .interruptedBy, .silencedBy: .string
+            case .category, .mode, .interruptedBy, .silencedBy, .outputKind, .outputName: .string
             case .active, .producingSound, .remoteCommands, .wasPlaying: .boolean
             }
         }
@@ -149,5 +171,9 @@ public enum ArbiterProtocol {
         case eligible
         /// `b`: whether it is the remote-control target.
         case target
+        /// `s`: its output's ``OutputKind`` ("" until it said).
+        case outputKind
+        /// `s`: its output's name ("" until it said).
+        case outputName
     }
 }

@@ -15,6 +15,34 @@ struct RegistrationState {
     var wasPlaying = false
     var interruptedBy: SessionID?
     var silencedBy: InterruptionReason?
+    var output: Output?
+
+    /// What a session plays through, as `SetOutput` says it; checked by ``init(kind:name:)``.
+    struct Output: Equatable {
+        var kind: ArbiterProtocol.OutputKind
+        var name: String
+
+        /// Validates `SetOutput`'s (or `Register`'s) values: a known kind, and a name of at
+        /// most ``ArbiterProtocol/maximumOutputNameBytes`` without control characters
+        /// (it is shown in a terminal), empty exactly when the kind is.
+        init(kind: String, name: String) throws(DBusError) {
+            guard let known = ArbiterProtocol.OutputKind(rawValue: kind) else {
+                throw .invalidArgs("output kind must be soundServer, alsa or \"\", not \(WireFormat.quoted(kind))")
+            }
+            guard name.utf8.count <= ArbiterProtocol.maximumOutputNameBytes else {
+                throw .invalidArgs("output name is \(name.utf8.count) bytes; at most \(ArbiterProtocol.maximumOutputNameBytes)")
+            }
+            guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw .invalidArgs("output name must not contain control characters: \(WireFormat.quoted(name))")
+            }
+            guard name.isEmpty == (known == .none) else {
+                throw .invalidArgs(known == .none ? "an output of no kind has no name, not \(WireFormat.quoted(name))"
+                                                  : "an output of kind \(known.rawValue) needs a name")
+            }
+            self.kind = known
+            self.name = name
+        }
+    }
 
     /// At most this many category options in one list (there are seven names; a list
     /// may repeat one, but not without bound).
@@ -65,6 +93,11 @@ struct RegistrationState {
             case "silentMode": silencedBy = .silentMode
             default: throw .invalidArgs("state “silencedBy” must be screenLocked or silentMode, not \(WireFormat.quoted(name))")
             }
+        }
+        switch (seen[.outputKind], seen[.outputName]) {
+        case (.string(let kind)?, .string(let name)?): output = try Output(kind: kind, name: name)
+        case (nil, nil): break
+        default: throw .invalidArgs("state gives “outputKind” and “outputName” together or neither")
         }
         if interruptedBy != nil, silencedBy != nil {
             throw .invalidArgs("state gives both “interruptedBy” and “silencedBy”; a session says one cause")

@@ -105,6 +105,9 @@ extension AudioSession {
         }
         let adopted = state.withLock { $0.mpris != nil }
         full[ArbiterProtocol.RegisterKey.remoteCommands.rawValue] = .boolean(adopted && remoteCommandsAvailable)
+        let output = outputArguments
+        full[ArbiterProtocol.RegisterKey.outputKind.rawValue] = output[0]
+        full[ArbiterProtocol.RegisterKey.outputName.rawValue] = output[1]
         // A silenced session leaves the decision to the arbiter, which asks the screen saver.
         let staleInterruption = reset && isInterrupted && silencedBy == nil
         if let by = interruptedBy, try await connection.nameOwner(by) == nil { interruptedBy = nil }
@@ -146,6 +149,7 @@ extension AudioSession {
             s.otherAudioPlaying = situation[ArbiterProtocol.SituationKey.otherAudioPlaying.rawValue]?.bool ?? false
             s.secondaryHint = situation[ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue]?.bool ?? false
             s.duckGain = gain
+            s.outputReported = output
             return s.registeredWith
         }
         engine.setProcessGain(wantedProcessGain)

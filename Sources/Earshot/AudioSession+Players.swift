@@ -104,9 +104,30 @@ extension AudioSession {
                 _ = try? await mpris.claimName()
                 AudioSession.trace("name claimed")
             }
+            if next {
+                // The output is opened before the sound it carries: say it first, once.
+                let output = outputArguments
+                if state.withLock({ $0.outputReported != output }) {
+                    try? await call(ArbiterProtocol.Method.setOutput.rawValue, output)
+                    state.withLock { $0.outputReported = output }
+                }
+            }
             try? await call(ArbiterProtocol.Method.reportSound.rawValue, [.boolean(next)])
             AudioSession.trace(next ? "sound reported" : "silence reported")
         }
+    }
+
+    /// `SetOutput`'s arguments for the engine's output now: kind and name.
+    var outputArguments: [DBusValue] {
+        let (kind, name): (ArbiterProtocol.OutputKind, String) = switch engine.outputKind {
+        case .soundServer(let server)?: (.soundServer, server)
+        case .alsa(let device)?: (.alsa, device)
+        case nil: (.none, "")
+        }
+        // The arbiter takes at most 255 bytes; a server's or device's name is far shorter.
+        var shown = name
+        while shown.utf8.count > ArbiterProtocol.maximumOutputNameBytes { shown.removeLast() }
+        return [.string(kind.rawValue), .string(shown)]
     }
 
     // MARK: Players

@@ -83,6 +83,9 @@ public final class AudioSession: Sendable {
         /// The screen lock or silent mode, when that is what interrupted this session.
         var silencedBy: InterruptionReason?
         var duckGain = 1.0
+        /// The output last told to the arbiter (`SetOutput`, or `Register`), for
+        /// `earshot status`; nil before the first.
+        var outputReported: [DBusValue]?
         var preferredSampleRate: Double?
         var preferredIOBufferDuration: Double?
         var connection: DBusConnection?

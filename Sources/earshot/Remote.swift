@@ -87,6 +87,11 @@ struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the audio sessions, who plays, who is interrupted or ducked, and the target.",
         discussion: """
+            OUTPUT is what a session's players play through: the sound server and its \
+            version (pulseaudio-16.1, or pipewire-0.3.65 for PipeWire through \
+            pipewire-pulse), alsa:DEVICE where no server answers or one was named, or - \
+            before it played.
+
             Then, if any, the other apps the arbiter follows (processes without an Earshot \
             session): each MPRIS player (its unique name, app, process, PlaybackStatus) and \
             each process sounding without one, marked target, sounding, paused by the \
@@ -137,7 +142,7 @@ struct Status: AsyncParsableCommand {
         let sessions = all[ArbiterProtocol.Property.sessions.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
         let target = all[ArbiterProtocol.Property.target.rawValue]?.string ?? ""
         say("arbiter \(owner)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
-        say("SESSION   APP               CATEGORY        OPTIONS         STATE")
+        say("SESSION   APP               CATEGORY        OPTIONS         OUTPUT            STATE")
         for session in sessions {
             var state: [String] = []
             if session[ArbiterProtocol.SessionKey.target.rawValue]?.bool == true { state.append("target") }
@@ -146,8 +151,10 @@ struct Status: AsyncParsableCommand {
             if session[ArbiterProtocol.SessionKey.interrupted.rawValue]?.bool == true { state.append("interrupted") }
             if session[ArbiterProtocol.SessionKey.ducked.rawValue]?.bool == true { state.append("ducked") }
             let options = session[ArbiterProtocol.SessionKey.options.rawValue]?.stringArray?.joined(separator: ",") ?? ""
+            let output = Status.output(kind: session[ArbiterProtocol.SessionKey.outputKind.rawValue]?.string ?? "",
+                                       name: session[ArbiterProtocol.SessionKey.outputName.rawValue]?.string ?? "")
             say(pad(session[ArbiterProtocol.SessionKey.id.rawValue]?.string ?? "?", 10) + pad(session[ArbiterProtocol.SessionKey.app.rawValue]?.string ?? "?", 18) + pad(session[ArbiterProtocol.SessionKey.category.rawValue]?.string ?? "?", 16)
-                + pad(options.isEmpty ? "-" : options, 16) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
+                + pad(options.isEmpty ? "-" : options, 16) + pad(output, 18) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
         }
         let others = all[ArbiterProtocol.Property.others.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
         guard !others.isEmpty else { return }
@@ -164,6 +171,22 @@ struct Status: AsyncParsableCommand {
             let status = other[Key.status.rawValue]?.string ?? ""
             say(pad(player.isEmpty ? "-" : player, 10) + pad(app.isEmpty ? "-" : app, 18) + pad(String(other[Key.pid.rawValue]?.int64 ?? -1), 10)
                 + pad(status.isEmpty ? "-" : status, 10) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
+        }
+    }
+
+    /// A session's output as one word for the table: `pipewire-0.3.65` or `pulseaudio-16.1`
+    /// for a sound server (PipeWire named where pipewire-pulse says it runs on it),
+    /// `alsa:DEVICE`, or `-` before the session said. Escaped for the terminal: the
+    /// arbiter checks the name, but a status reader trusts no one.
+    static func output(kind: String, name: String) -> String {
+        switch ArbiterProtocol.OutputKind(rawValue: kind) {
+        case .soundServer?:
+            if let match = name.firstMatch(of: /on PipeWire ([0-9][0-9.]*)/) { return "pipewire-" + match.1 }
+            return TerminalText.escaped(name.split(whereSeparator: \.isWhitespace).joined(separator: "-").lowercased())
+        case .alsa?:
+            return "alsa:" + TerminalText.escaped(name.split(whereSeparator: \.isWhitespace).joined(separator: "-"))
+        case .none?, nil:
+            return "-"
         }
     }
 

@@ -69,6 +69,8 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         let app: String
         let category: String
         let options: String
+        /// What it plays through: `pulseaudio-16.1`, `pipewire-0.3.65`, `alsa:DEVICE`, or `-`.
+        let output: String
         /// `target`, `active`, `playing`, `interrupted`, `ducked`, or `idle`.
         let state: [String]
     }
@@ -97,11 +99,11 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         // The sessions' rows end where the other apps' table begins.
         rows = try lines.dropFirst(2).prefix { !$0.hasPrefix("OTHER ") }.map { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-            guard fields.count >= 5 else { throw TestFailure("unexpected earshot status row: “\(line)”") }
-            let state = fields[4...].joined(separator: " ").split(separator: ",").map {
+            guard fields.count >= 6 else { throw TestFailure("unexpected earshot status row: “\(line)”") }
+            let state = fields[5...].joined(separator: " ").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
-            return Row(id: fields[0], app: fields[1], category: fields[2], options: fields[3], state: state)
+            return Row(id: fields[0], app: fields[1], category: fields[2], options: fields[3], output: fields[4], state: state)
         }
     }
 

@@ -60,6 +60,18 @@ struct SessionOthersPipeWireTests {
         mpv.kill(SIGKILL)
     }
 
+    @Test("earshot status names PipeWire as the output of a session playing there")
+    func statusNamesPipeWire() async throws {
+        let world = try await World()
+        let music = try Child(Paths.earshot, ["play", "--name", "music", try SessionWorld.tone(.left, frequency: 300, duration: 20)],
+                              environment: world.environment)
+        defer { music.kill(SIGKILL) }
+        try await sessionPoll("earshot status to name PipeWire", timeout: 10) {
+            let status = try await run(Paths.earshot, ["status"], environment: world.environment, timeout: 10)
+            return try SessionStatusTable(status.stdout).rows.contains { $0.app == "music" && $0.output.hasPrefix("pipewire-0.") }
+        }
+    }
+
     @Test("isOtherAudioPlaying follows a paplay stream, and not a media.role=event one")
     func otherAudioPlaying() async throws {
         let world = try await World()

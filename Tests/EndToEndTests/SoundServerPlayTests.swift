@@ -44,6 +44,23 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
+    @Test("earshot status shows what a session plays through: the server and its version")
+    func statusShowsTheOutput() async throws {
+        let world = try await SessionWorld()
+        let player = try world.play("shown", side: .left)
+        try await player.waitUntilPlaying()
+        let id = try await player.uniqueName()
+        try await sessionPoll("earshot status to show the output") { try await world.status().row(id)?.output.hasPrefix("pulseaudio-") == true }
+        // ALSA named with --device: said as such.
+        let alsa = try Child(Paths.earshot, ["play", "--name", "direct", "--device", "null", try SessionWorld.tone(.right, frequency: 500, duration: 20)],
+                             environment: world.environment)
+        defer { alsa.kill(SIGKILL) }
+        let direct = SessionPlayer(app: "direct", side: .right, process: alsa, world: world)
+        try await direct.waitUntilPlaying()
+        let directID = try await direct.uniqueName()
+        try await sessionPoll("earshot status to show the ALSA device") { try await world.status().row(directID)?.output == "alsa:null" }
+    }
+
     @Test("earshot sound's stream has media.role event and names earshot")
     func soundStreamIsAnEvent() async throws {
         let world = try await SessionWorld()

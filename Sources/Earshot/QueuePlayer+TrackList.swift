@@ -1,9 +1,12 @@
 public import MPRIS
+import AudioEngine
 import FoundationEssentials
 
+// Spelled with the module selector: a conformance written through the `TrackListSource`
+// typealias is not seen by clients (Swift 6.3).
 /// A queue is an MPRIS track list: clients list its items, go to one, add files and remove
 /// items.
-extension QueuePlayer: TrackListSource {
+extension QueuePlayer: MPRIS::TrackListSource {
     public var trackListItems: [NowPlayingInfo] {
         itemsWithArtwork.map { $0.item.nowPlayingInfo(artworkPath: $0.artworkPath, playbackState: .paused) }
     }

@@ -690,7 +690,7 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Calls `handler` after the queue or its state changes (for
-    /// ``MPRISPlayer/trackListChanged()``).
+    /// the ``MPRISPlayer``'s `trackListChanged()`).
     public func onChange(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.itemsChanged = handler }
     }

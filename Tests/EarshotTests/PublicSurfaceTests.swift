@@ -11,6 +11,7 @@ struct PublicSurfaceTests {
     /// The compiler and the arguments that make the built modules importable.
     struct Compiler {
         let swiftc: String
+        let target: String
         let arguments: [String]
 
         static func fromBuild() throws -> Compiler {
@@ -25,6 +26,9 @@ struct PublicSurfaceTests {
             else { throw TestFailure("\(path) has no swift command for the Earshot module") }
             // The C modules' maps and their headers' include paths (from pkg-config), which
             // loading the built Swift modules needs.
+            guard let flag = other.firstIndex(of: "-target"), flag + 1 < other.endIndex else {
+                throw TestFailure("\(path): Earshot's swift command has no -target")
+            }
             var arguments = ["-I", modules]
             var index = other.startIndex
             while index < other.endIndex {
@@ -36,7 +40,7 @@ struct PublicSurfaceTests {
                 if other[index].hasPrefix("-I") { arguments.append(other[index]) }
                 index += 1
             }
-            return Compiler(swiftc: swiftc, arguments: arguments)
+            return Compiler(swiftc: swiftc, target: other[flag + 1], arguments: arguments)
         }
 
         /// Type-checks `source` as one file of an app module.
@@ -47,6 +51,25 @@ struct PublicSurfaceTests {
             let file = directory.appendingPathComponent(name).path
             try source.write(toFile: file, atomically: true, encoding: .utf8)
             return try await run(swiftc, ["-typecheck", "-swift-version", "6", "-module-name", "App"] + arguments + [file], timeout: 60)
+        }
+
+        /// The public symbols of `module` (its own, as `swift-symbolgraph-extract` lists
+        /// them for an importer), each as its JSON object.
+        func symbols(of module: String, skippingInheritedDocs: Bool = false) async throws -> [[String: Any]] {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-symbols-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let extract = URL(fileURLWithPath: swiftc).deletingLastPathComponent().appendingPathComponent("swift-symbolgraph-extract").path
+            let result = try await run(extract, [
+                "-module-name", module, "-target", target, "-output-dir", directory.path, "-minimum-access-level", "public",
+            ] + (skippingInheritedDocs ? ["-skip-inherited-docs"] : []) + arguments, timeout: 60)
+            guard result.status == 0 else { throw TestFailure("swift-symbolgraph-extract \(module) failed: \(result.stderr.prefix(4000))") }
+            var symbols: [[String: Any]] = []
+            for file in try FileManager.default.contentsOfDirectory(atPath: directory.path) where file.hasSuffix(".symbols.json") {
+                let graph = try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(file))) as? [String: Any]
+                symbols += graph?["symbols"] as? [[String: Any]] ?? []
+            }
+            return symbols
         }
     }
 
@@ -156,5 +179,22 @@ struct PublicSurfaceTests {
             """
         let result = try await Compiler.fromBuild().typecheck(source, name: "Both.swift")
         #expect(result.status == 0, "\(result.stderr.prefix(4000))")
+    }
+
+    @Test("every public declaration of Earshot and MPRIS has a doc comment of its own", arguments: ["Earshot", "MPRIS"])
+    func documented(module: String) async throws {
+        let symbols = try await Compiler.fromBuild().symbols(of: module, skippingInheritedDocs: true)
+        // Synthesized members (Equatable's ==, an OptionSet's defaults) have no location.
+        let missing = symbols.filter { $0["docComment"] == nil && $0["location"] != nil }.map { symbol -> String in
+            let kind = (symbol["kind"] as? [String: Any])?["identifier"] as? String ?? "?"
+            let path = (symbol["pathComponents"] as? [String] ?? []).joined(separator: ".")
+            let location = symbol["location"] as? [String: Any]
+            let uri = (location?["uri"] as? String ?? "").components(separatedBy: "/Sources/").last ?? "?"
+            let line = ((location?["position"] as? [String: Any])?["line"] as? Int ?? -1) + 1
+            return "\(kind) \(path) (\(uri):\(line))"
+        }
+        #expect(symbols.count > 50, "\(module) lists only \(symbols.count) public symbols")
+        #expect(missing.isEmpty, "\(missing.count) public declarations of \(module) without a doc comment:\n\(missing.sorted().joined(separator: "\n"))")
+        print("\(module): \(symbols.count) public symbols, \(missing.count) without a doc comment")
     }
 }

@@ -3,9 +3,10 @@ import Testing
 import TestSupport
 
 /// What an app that imports Earshot can name: the iOS-shaped surface, and not the layers
-/// below it. Each check type-checks a small app source with `swiftc -typecheck` against the
-/// modules the test build made, with the flags SwiftPM compiled Earshot with (from
-/// `.build/debug/description.json`).
+/// below it; and that all of it is documented. The name checks type-check a small app
+/// source with `swiftc -typecheck` against the modules the test build made, with the flags
+/// SwiftPM compiled Earshot with (from `.build/debug/description.json`); the documentation
+/// check reads the same modules with `swift-symbolgraph-extract`.
 @Suite("Public surface")
 struct PublicSurfaceTests {
     /// The compiler and the arguments that make the built modules importable.

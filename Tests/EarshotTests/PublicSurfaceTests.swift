@@ -5,7 +5,7 @@ import TestSupport
 /// What an app that imports Earshot can name: the iOS-shaped surface, and not the layers
 /// below it; and that all of it is documented. The name checks type-check a small app
 /// source with `swiftc -typecheck` against the modules the test build made, with the flags
-/// SwiftPM compiled Earshot with (from `.build/debug/description.json`); the documentation
+/// SwiftPM compiled Earshot with (from the build's `description.json`); the documentation
 /// check reads the same modules with `swift-symbolgraph-extract`.
 @Suite("Public surface")
 struct PublicSurfaceTests {
@@ -15,8 +15,18 @@ struct PublicSurfaceTests {
         let target: String
         let arguments: [String]
 
+        /// The build folder this test binary was built in (so that a build with another
+        /// `--scratch-path` checks its own modules), or `.build/debug`.
+        static var buildDirectory: String {
+            if let binary = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+                let folder = URL(fileURLWithPath: binary).deletingLastPathComponent().path
+                if FileManager.default.fileExists(atPath: folder + "/description.json") { return folder }
+            }
+            return Paths.packageRoot + "/.build/debug"
+        }
+
         static func fromBuild() throws -> Compiler {
-            let path = Paths.packageRoot + "/.build/debug/description.json"
+            let path = buildDirectory + "/description.json"
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
                   let commands = root["swiftCommands"] as? [String: [String: Any]],

@@ -4,12 +4,20 @@ import PackageDescription
 let package = Package(
     name: "Earshot",
     products: [
+        // The app-facing surface: the audio session, players, recorder, system sounds, now
+        // playing, remote commands and their MPRIS export. It re-exports nothing below it.
         .library(name: "Earshot", targets: ["Earshot"]),
+        // The layers below, for code that wants them directly: typed libdbus, the MPRIS
+        // export on its own, and the decoding/mixing/output engine.
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "MPRIS", targets: ["MPRIS"]),
+        .library(name: "AudioEngine", targets: ["AudioEngine"]),
         .executable(name: "earshot", targets: ["earshot"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `swift package generate-documentation --target Earshot` (the DocC catalog).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // C libraries, found through pkg-config; the apt providers name the Debian packages.
@@ -47,7 +55,10 @@ let package = Package(
         // The command-line tool.
         .executableTarget(
             name: "earshot",
-            dependencies: ["Earshot", "Arbiter", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: [
+                "Earshot", "Arbiter", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
 
         // The README's Swift snippets, compiled (ReadmeSnippetTests checks they match).
@@ -56,7 +67,7 @@ let package = Package(
         // In-process audio measurements for the benchmarks in bench/.
         .executableTarget(
             name: "earshot-bench",
-            dependencies: ["Earshot", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["Earshot", "AudioEngine", "MPRIS", "Platform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Test support: a private dbus-daemon and subprocess helpers.
@@ -64,7 +75,10 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
         .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "CPulse", "TestSupport"]),
-        .testTarget(name: "EarshotTests", dependencies: ["Earshot", "TestSupport"]),
+        .testTarget(
+            name: "EarshotTests",
+            dependencies: ["Earshot", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "TestSupport"]
+        ),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),

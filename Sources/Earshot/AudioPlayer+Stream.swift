@@ -12,6 +12,6 @@ extension AudioPlayer {
     /// The network stream the player plays, when it was made from an `http://` or `https://` URL.
     ///
     /// An endless stream (a radio) has no ``duration`` (0) and cannot seek; its ICY
-    /// `StreamTitle`, when the server sends one, is ``NetworkStream/streamTitle``.
+    /// `StreamTitle`, when the server sends one, is the stream's `streamTitle`.
     public var stream: NetworkStream? { voice.file as? NetworkStream }
 }

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Recording needs the process's ``AudioSession`` active in the `record` or
 /// `playAndRecord` category, as on iOS. Input comes from the sound server's default source
-/// (or ``AudioEngine/InputChoice/device``) through libpulse, or from ALSA where no server
+/// (or the device an ``InputChoice`` names) through libpulse, or from ALSA where no server
 /// answers. The capture callback only fills a ring; a writer thread encodes and writes the
 /// file (WAV, AIFF, CAF, FLAC, Ogg Vorbis or Opus, through libsndfile).
 ///
@@ -22,7 +22,7 @@ public final class AudioRecorder: Sendable {
         /// file holds what was recorded until then.
         case encodeError(RecordingError)
         /// The sound server went away while recording and came back within the input's
-        /// ``AudioEngine/InputChoice/reconnectTimeout``: the recorder goes on into the same
+        /// `InputChoice.reconnectTimeout`: the recorder goes on into the same
         /// file, which does not hold the `gap` seconds the server was away.
         case inputResumed(gap: TimeInterval)
     }
@@ -53,13 +53,17 @@ public final class AudioRecorder: Sendable {
         var observation: ObservationToken?
     }
 
-    /// A recorder for `url` with `format` (``RecordingFormat/fileType`` defaults from the
-    /// file's extension; see ``init(url:settings:session:engine:)``).
+    /// A recorder for `url` with `format` (see ``init(url:settings:input:session:engine:)``
+    /// for a file type from the file's extension).
     ///
     /// - Parameters:
+    ///   - url: the file to write.
+    ///   - format: its file type, sample rate, channels, bit depth and quality.
+    ///   - input: where to capture from (the sound server's default source by default).
     ///   - session: the session whose category and interruptions the recorder follows
     ///     (the shared one by default; nil records without a session, for tools and tests
     ///     that manage none).
+    ///   - engine: the engine that opens the input (the process's shared one by default).
     public init(url: URL, format: RecordingFormat, input: AudioEngine.InputChoice = .init(),
                 session: AudioSession? = .shared, engine: AudioEngine = .shared) {
         self.url = url
@@ -74,7 +78,7 @@ public final class AudioRecorder: Sendable {
     /// A recorder whose file type comes from `url`'s extension (`.wav`, `.aiff`, `.caf`,
     /// `.flac`, `.ogg`, `.opus`), with `settings` for the rest.
     ///
-    /// - Throws: ``RecordingError/unsupportedFormat(path:reason:)`` for an unknown
+    /// - Throws: ``RecordingError`` (`unsupportedFormat`) for an unknown
     ///   extension or settings the type cannot hold.
     public convenience init(url: URL, settings: Settings = Settings(), input: AudioEngine.InputChoice = .init(),
                             session: AudioSession? = .shared, engine: AudioEngine = .shared) throws {

@@ -28,22 +28,34 @@ public final class AudioSession: Sendable {
     /// The session whose players follow interruptions, once one has connected.
     static let connected = Mutex<AudioSession?>(nil)
 
+    /// How ``setActive(_:options:)`` acts (the `AVAudioSession.SetActiveOptions` analog).
     public struct SetActiveOptions: OptionSet, Sendable, Hashable {
+        /// The options' bits.
         public let rawValue: Int
+        /// Options from their bits.
         public init(rawValue: Int) { self.rawValue = rawValue }
         /// On deactivation, tell the sessions this one interrupted that they may resume.
         public static let notifyOthersOnDeactivation = SetActiveOptions(rawValue: 1)
     }
 
+    /// An interruption's phase (the `AVAudioSession.InterruptionType` analog, with the
+    /// reason and the resume option it carries).
     public enum InterruptionType: Sendable, Hashable {
+        /// The session was interrupted: its players paused.
         case began(reason: InterruptionReason)
+        /// The interruption ended; `shouldResume` says the app may play again (the
+        /// `AVAudioSession.InterruptionOptions.shouldResume` analog).
         case ended(shouldResume: Bool)
     }
 
     /// What the session reports (the AVAudioSession notifications).
     public enum Notification: Sendable {
+        /// An interruption began or ended (`interruptionNotification`).
         case interruption(InterruptionType)
+        /// The route changed (`routeChangeNotification`).
         case routeChange(RouteChange)
+        /// Another app started or stopped playing audio that secondary audio (a game's
+        /// soundtrack) should give way to (`silenceSecondaryAudioHintNotification`).
         case silenceSecondaryAudioHint(shouldSilence: Bool)
         /// Media services were reset, as on iOS: the arbiter changed hosts (the session
         /// registered again with its state), or the sound server went away and came back
@@ -152,11 +164,17 @@ public final class AudioSession: Sendable {
 
     // MARK: Category and activation
 
+    /// The session's category (soloAmbient until ``setCategory(_:mode:options:)``).
     public var category: Category { state.withLock { $0.category } }
+    /// The category's options, normalised as on iOS.
     public var categoryOptions: CategoryOptions { state.withLock { $0.options } }
+    /// The session's mode.
     public var mode: Mode { state.withLock { $0.mode } }
+    /// Whether the session is active: activated, and not interrupted since.
     public var isActive: Bool { state.withLock { $0.isActive } }
+    /// Whether another session, or another app on the desktop, is playing audio now.
     public var isOtherAudioPlaying: Bool { state.withLock { $0.otherAudioPlaying } }
+    /// Whether another app plays audio that secondary audio should give way to now.
     public var secondaryAudioShouldBeSilencedHint: Bool { state.withLock { $0.secondaryHint } }
     /// Whether the session is interrupted now.
     public var isInterrupted: Bool { state.withLock { $0.interrupted } }
@@ -213,7 +231,11 @@ public final class AudioSession: Sendable {
     /// The engine's sample rate; the preferred rate is recorded but the process's one
     /// engine keeps the rate it was made with.
     public var sampleRate: Double { Double(engine.configuration.sampleRate) }
+    /// The sample rate set with ``setPreferredSampleRate(_:)``, if any.
     public var preferredSampleRate: Double? { state.withLock { $0.preferredSampleRate } }
+    /// Records a preferred sample rate (kept and read back; the engine's rate stays).
+    ///
+    /// - Throws: ``DBusError`` (`InvalidArgs`) for a rate outside 8000…384000 Hz.
     public func setPreferredSampleRate(_ rate: Double) throws {
         guard rate.isFinite, rate >= 8000, rate <= 384_000 else { throw DBusError.invalidArgs("a sample rate of \(rate) Hz is out of range (8000…384000)") }
         state.withLock { $0.preferredSampleRate = rate }
@@ -221,7 +243,12 @@ public final class AudioSession: Sendable {
 
     /// The engine's period as a duration (its IO buffer).
     public var ioBufferDuration: Double { Double(engine.configuration.periodFrames) / Double(engine.configuration.sampleRate) }
+    /// The IO buffer duration set with ``setPreferredIOBufferDuration(_:)``, if any.
     public var preferredIOBufferDuration: Double? { state.withLock { $0.preferredIOBufferDuration } }
+    /// Records a preferred IO buffer duration in seconds (kept and read back; the engine's
+    /// period stays).
+    ///
+    /// - Throws: ``DBusError`` (`InvalidArgs`) for a duration outside 0…1 s.
     public func setPreferredIOBufferDuration(_ duration: Double) throws {
         guard duration.isFinite, duration > 0, duration <= 1 else { throw DBusError.invalidArgs("an IO buffer of \(duration) s is out of range (0…1 s)") }
         state.withLock { $0.preferredIOBufferDuration = duration }

@@ -1,5 +1,5 @@
-public import AudioEngine
-public import MPRIS
+import AudioEngine
+import MPRIS
 import FoundationEssentials
 
 extension QueuePlayer.Item {

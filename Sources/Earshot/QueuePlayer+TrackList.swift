@@ -1,23 +1,33 @@
 public import MPRIS
+import AudioEngine
 import FoundationEssentials
 
+// Spelled with the module selector: a conformance written through the `TrackListSource`
+// typealias is not seen by clients (Swift 6.3).
 /// A queue is an MPRIS track list: clients list its items, go to one, add files and remove
 /// items.
-extension QueuePlayer: TrackListSource {
+extension QueuePlayer: MPRIS::TrackListSource {
+    /// The items as MPRIS lists them, each with its track id and cached cover art.
     public var trackListItems: [NowPlayingInfo] {
         itemsWithArtwork.map { $0.item.nowPlayingInfo(artworkPath: $0.artworkPath, playbackState: .paused) }
     }
 
+    /// A queue takes added and removed tracks.
     public var canEditTracks: Bool { true }
 
+    /// ``QueuePlayer/maximumItemCount``.
     public var maximumTrackCount: Int { QueuePlayer.maximumItemCount }
 
+    /// Loads the item with `trackID` (its ``QueuePlayer/Item/id``); `noSuchContent` when
+    /// there is none.
     public func goTo(_ trackID: String) -> RemoteCommandHandlerStatus {
         guard let id = UInt64(trackID), loadItem(id: id) else { return .noSuchContent }
         return .success
     }
 
-    /// Adds a local file (`file://` URIs only).
+    /// Adds a local file (a `file://` URI) or an HTTP stream after the item `trackID` (at
+    /// the start when nil); `noSuchContent` when the file cannot be played or `trackID` is
+    /// gone, `commandFailed` when the queue is full.
     public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
         // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
@@ -37,6 +47,7 @@ extension QueuePlayer: TrackListSource {
         return .success
     }
 
+    /// Removes the item with `trackID`; `noSuchContent` when there is none.
     public func removeTrack(_ trackID: String) -> RemoteCommandHandlerStatus {
         guard let item = items.first(where: { "\($0.id)" == trackID }) else { return .noSuchContent }
         remove(item)

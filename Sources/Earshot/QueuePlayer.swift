@@ -17,11 +17,17 @@ import Glibc
 public final class QueuePlayer: Sendable {
     /// One entry of the queue.
     public struct Item: Sendable, Hashable, Identifiable {
+        /// The item's id, unique within its queue (its MPRIS track id).
         public let id: UInt64
+        /// The file (or stream) the item plays.
         public let url: URL
+        /// The title tag, or the file's name when it has none.
         public let title: String
+        /// The artist tag, if any.
         public let artist: String?
+        /// The album tag, if any.
         public let album: String?
+        /// The item's length in seconds (0 when unknown, as for an endless stream).
         public let duration: TimeInterval
         /// Every tag of the file (artists as a list, album artists, numbers, genre, composer,
         /// date, comment), for now-playing info.
@@ -112,6 +118,7 @@ public final class QueuePlayer: Sendable {
 
     let state = Mutex(State())
     let engine: AudioEngine
+    /// The queue's events, in order (one stream per queue: iterate it from one task).
     public let events: AsyncStream<Event>
     let continuation: AsyncStream<Event>.Continuation
 
@@ -197,6 +204,7 @@ public final class QueuePlayer: Sendable {
 
     // MARK: Queue
 
+    /// The items in play order.
     public var items: [Item] { state.withLock { $0.items } }
 
     /// The items with their cached cover art, where it was found.
@@ -204,10 +212,13 @@ public final class QueuePlayer: Sendable {
         state.withLock { s in s.items.map { ($0, s.artwork[$0.id]) } }
     }
 
+    /// The item loaded now (the `AVQueuePlayer.currentItem` analog); nil when the queue ran
+    /// out or is empty.
     public var currentItem: Item? {
         state.withLock { s in s.index.map { s.items[$0] } }
     }
 
+    /// The place of ``currentItem`` in ``items``.
     public var currentIndex: Int? { state.withLock { $0.index } }
 
     /// The most items a queue holds (``insert(_:after:atStart:)`` past it throws).
@@ -215,7 +226,9 @@ public final class QueuePlayer: Sendable {
 
     /// Why ``insert(_:after:atStart:)`` refused an item.
     public struct FullError: Error, Sendable, CustomStringConvertible {
+        /// The file that was refused.
         public let url: URL
+        /// A sentence naming the file and the limit.
         public var description: String {
             "cannot add \(url.path): the queue holds \(QueuePlayer.maximumItemCount) items, its limit"
         }
@@ -298,6 +311,7 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Stops and empties the queue.
     public func removeAllItems() {
         stop()
         state.withLock { s in
@@ -312,6 +326,7 @@ public final class QueuePlayer: Sendable {
 
     // MARK: Transport
 
+    /// Plays the current item (loading it when needed), then the next ones, gaplessly.
     public func play() {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
@@ -328,6 +343,7 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Pauses where it is; ``play()`` resumes there.
     public func pause() {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = false
@@ -337,6 +353,8 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Stops the current item and releases its place in the engine (``AudioPlayer/stop()``);
+    /// its position is kept, so ``play()`` continues from there.
     public func stop() {
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = false
@@ -346,6 +364,7 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Whether the current item is playing now.
     public var isPlaying: Bool { state.withLock { $0.player }?.isPlaying ?? false }
 
     /// Why the last attempt to play failed (the device could not be opened), if it did.
@@ -402,6 +421,7 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// The queue's volume (1 is full scale), applied to every item.
     public var volume: Float {
         get { state.withLock { $0.volume } }
         set { update({ $0.volume = newValue }, current: { $0.volume = newValue }) }
@@ -416,6 +436,8 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// How the queue repeats: `.one` loops the current item, `.all` goes back to the first
+    /// item after the last.
     public var repeatMode: RepeatMode {
         get { state.withLock { $0.repeatMode } }
         set {
@@ -427,6 +449,7 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Whether the queue is shuffled; turning it on shuffles the items after the current one.
     public var shuffleMode: ShuffleMode {
         get { state.withLock { $0.shuffleMode } }
         set {
@@ -667,7 +690,7 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Calls `handler` after the queue or its state changes (for
-    /// ``MPRISPlayer/trackListChanged()``).
+    /// the ``MPRISPlayer``'s `trackListChanged()`).
     public func onChange(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.itemsChanged = handler }
     }

@@ -1,8 +1,9 @@
-public import AudioEngine
+import AudioEngine
 import FoundationEssentials
 
 /// Why a file cannot be a ``SystemSound``, naming the file.
 public struct SystemSoundError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Why the file was refused.
     public enum Reason: Sendable, Hashable {
         /// The decoded audio would take `decodedBytes`, past `limit`
         /// (``SystemSound/maximumDecodedBytes``); it lasts `duration` seconds.
@@ -13,13 +14,16 @@ public struct SystemSoundError: Error, Sendable, Hashable, CustomStringConvertib
 
     /// The file.
     public let path: String
+    /// Why it was refused.
     public let reason: Reason
 
+    /// An error for the file at `path`.
     public init(path: String, reason: Reason) {
         self.path = path
         self.reason = reason
     }
 
+    /// A sentence naming the file and the reason.
     public var description: String {
         switch reason {
         case .tooLong(let duration, let bytes, let limit):

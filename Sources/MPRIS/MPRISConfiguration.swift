@@ -19,6 +19,8 @@ public struct MPRISConfiguration: Sendable {
     /// How long property changes are collected into one `PropertiesChanged`.
     public var coalescingInterval: Duration = .milliseconds(100)
 
+    /// A configuration for `org.mpris.MediaPlayer2.<appName>`, shown as `identity`; the
+    /// other fields keep their defaults (no URI schemes or MIME types, a shared name).
     public init(appName: String, identity: String, desktopEntry: String? = nil) {
         self.appName = appName
         self.identity = identity

@@ -2,6 +2,7 @@ import DBus
 
 /// `org.mpris.MediaPlayer2.TrackList`, exported when the player has a ``TrackListSource``.
 extension MPRISPlayer {
+    /// The MPRIS track-list interface.
     public static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
 
     func trackListInterfaceDeclaration() -> DBusInterface {

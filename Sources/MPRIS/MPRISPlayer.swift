@@ -9,13 +9,18 @@ import Synchronization
 /// `PropertiesChanged` per burst, holding only values that really changed; position
 /// jumps emit `Seeked`. `Position` is read live and never signalled.
 public final class MPRISPlayer: Sendable {
+    /// The object path MPRIS players export at.
     public static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
+    /// The MPRIS root interface (identity, raise, quit).
     public static let rootInterface = "org.mpris.MediaPlayer2"
+    /// The MPRIS player interface (playback, position, metadata).
     public static let playerInterface = "org.mpris.MediaPlayer2.Player"
     /// The track id MPRIS reserves for "no track".
     public static let noTrack: ObjectPath = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
 
+    /// How the player presents itself on the bus.
     public let configuration: MPRISConfiguration
+    /// The bus connection the player is exported on.
     public let connection: DBusConnection
     let commands: RemoteCommandCenter
     let nowPlaying: NowPlayingInfoCenter

@@ -22,6 +22,7 @@ public final class NowPlayingInfoCenter: Sendable {
 
     /// One change, as observers see it.
     public struct Change: Sendable {
+        /// The info after the change; `nil` when nothing plays any more.
         public let info: NowPlayingInfo?
         /// The item changed (or appeared, or went away).
         public let itemChanged: Bool

@@ -3,6 +3,7 @@ import Synchronization
 /// What a remote-command handler reports (the `MPRemoteCommandHandlerStatus` analog).
 /// The bus side replies normally on ``success`` and with a named error otherwise.
 public enum RemoteCommandHandlerStatus: Sendable, Hashable {
+    /// The command was carried out.
     case success
     /// The requested content (a track, a URI) does not exist.
     case noSuchContent
@@ -27,16 +28,44 @@ public enum RemoteCommandHandlerStatus: Sendable, Hashable {
 
 /// Which remote command an event belongs to.
 public enum RemoteCommandKind: String, Sendable, Hashable, CaseIterable {
-    case play, pause, togglePlayPause, stop, nextTrack, previousTrack
-    case seek, changePlaybackPosition, changePlaybackRate
-    case changeRepeatMode, changeShuffleMode, changeVolume
-    case openURI, raise, quit
+    /// ``RemoteCommandCenter/playCommand``.
+    case play
+    /// ``RemoteCommandCenter/pauseCommand``.
+    case pause
+    /// ``RemoteCommandCenter/togglePlayPauseCommand``.
+    case togglePlayPause
+    /// ``RemoteCommandCenter/stopCommand``.
+    case stop
+    /// ``RemoteCommandCenter/nextTrackCommand``.
+    case nextTrack
+    /// ``RemoteCommandCenter/previousTrackCommand``.
+    case previousTrack
+    /// ``RemoteCommandCenter/seekCommand``.
+    case seek
+    /// ``RemoteCommandCenter/changePlaybackPositionCommand``.
+    case changePlaybackPosition
+    /// ``RemoteCommandCenter/changePlaybackRateCommand``.
+    case changePlaybackRate
+    /// ``RemoteCommandCenter/changeRepeatModeCommand``.
+    case changeRepeatMode
+    /// ``RemoteCommandCenter/changeShuffleModeCommand``.
+    case changeShuffleMode
+    /// ``RemoteCommandCenter/changeVolumeCommand``.
+    case changeVolume
+    /// ``RemoteCommandCenter/openURICommand``.
+    case openURI
+    /// ``RemoteCommandCenter/raiseCommand``.
+    case raise
+    /// ``RemoteCommandCenter/quitCommand``.
+    case quit
 }
 
 /// The event of a command that carries no value (play, pause, next, quit, …).
 public struct RemoteCommandEvent: Sendable, Hashable {
+    /// The command the event is for.
     public let command: RemoteCommandKind
 
+    /// An event for `command`.
     public init(command: RemoteCommandKind) { self.command = command }
 }
 
@@ -45,6 +74,7 @@ public struct SeekCommandEvent: Sendable, Hashable {
     /// Seconds to move by; negative moves back.
     public let offset: Double
 
+    /// A seek by `offset` seconds.
     public init(offset: Double) { self.offset = offset }
 }
 
@@ -53,39 +83,52 @@ public struct ChangePlaybackPositionCommandEvent: Sendable, Hashable {
     /// Seconds from the start of the item.
     public let positionTime: Double
 
+    /// A jump to `positionTime` seconds from the start of the item.
     public init(positionTime: Double) { self.positionTime = positionTime }
 }
 
+/// A change of the playback rate.
 public struct ChangePlaybackRateCommandEvent: Sendable, Hashable {
     /// The new rate, within the command's ``RemoteCommand/supportedPlaybackRates``.
     public let playbackRate: Double
 
+    /// A change to `playbackRate`.
     public init(playbackRate: Double) { self.playbackRate = playbackRate }
 }
 
+/// A change of the repeat mode.
 public struct ChangeRepeatModeCommandEvent: Sendable, Hashable {
+    /// The new repeat mode.
     public let repeatMode: RepeatMode
 
+    /// A change to `repeatMode`.
     public init(repeatMode: RepeatMode) { self.repeatMode = repeatMode }
 }
 
+/// A change of the shuffle mode.
 public struct ChangeShuffleModeCommandEvent: Sendable, Hashable {
+    /// The new shuffle mode.
     public let shuffleMode: ShuffleMode
 
+    /// A change to `shuffleMode`.
     public init(shuffleMode: ShuffleMode) { self.shuffleMode = shuffleMode }
 }
 
+/// A change of the volume.
 public struct ChangeVolumeCommandEvent: Sendable, Hashable {
     /// The new volume, 0 or more (1 is full scale).
     public let volume: Double
 
+    /// A change to `volume`.
     public init(volume: Double) { self.volume = volume }
 }
 
+/// A request to open a URI and play it.
 public struct OpenURICommandEvent: Sendable, Hashable {
     /// The URI to open, its scheme one the app declared as supported.
     public let uri: String
 
+    /// A request to open `uri`.
     public init(uri: String) { self.uri = uri }
 }
 
@@ -98,6 +141,7 @@ public struct RemoteCommandTarget: Sendable, Hashable {
 /// handles it. A command is *available* (and MPRIS advertises it) when it is enabled and
 /// has at least one target; the most recently added target handles each event.
 public final class RemoteCommand<Event: Sendable>: Sendable {
+    /// Which command this is.
     public let kind: RemoteCommandKind
     private let state: Mutex<State>
     private let changed: @Sendable () -> Void
@@ -145,11 +189,14 @@ public final class RemoteCommand<Event: Sendable>: Sendable {
         return RemoteCommandTarget(id: id)
     }
 
+    /// Removes the handler `target` names; the command becomes unavailable when it had no
+    /// other.
     public func removeTarget(_ target: RemoteCommandTarget) {
         state.withLock { $0.targets.removeAll { $0.id == target.id } }
         changed()
     }
 
+    /// Removes every handler; the command becomes unavailable.
     public func removeAllTargets() {
         state.withLock { $0.targets.removeAll() }
         changed()

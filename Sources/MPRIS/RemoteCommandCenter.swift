@@ -10,22 +10,41 @@ public final class RemoteCommandCenter: Sendable {
 
     private let observers = Observers<Void>()
 
+    /// Play (MPRIS `Play`; `MPRemoteCommandCenter.playCommand`).
     public let playCommand: RemoteCommand<RemoteCommandEvent>
+    /// Pause (MPRIS `Pause`).
     public let pauseCommand: RemoteCommand<RemoteCommandEvent>
+    /// Play or pause, whichever applies (MPRIS `PlayPause`, the media keys' play key).
     public let togglePlayPauseCommand: RemoteCommand<RemoteCommandEvent>
+    /// Stop (MPRIS `Stop`).
     public let stopCommand: RemoteCommand<RemoteCommandEvent>
+    /// Go to the next item (MPRIS `Next`).
     public let nextTrackCommand: RemoteCommand<RemoteCommandEvent>
+    /// Go to the previous item (MPRIS `Previous`).
     public let previousTrackCommand: RemoteCommand<RemoteCommandEvent>
+    /// Move the position by an offset (MPRIS `Seek`). iOS's seek command starts and ends a
+    /// continuous seek; MPRIS sends one relative jump instead.
     public let seekCommand: RemoteCommand<SeekCommandEvent>
+    /// Jump to a position in the current item (MPRIS `SetPosition`).
     public let changePlaybackPositionCommand: RemoteCommand<ChangePlaybackPositionCommandEvent>
+    /// Change the playback rate (MPRIS `Rate`), within the command's supported rates.
     public let changePlaybackRateCommand: RemoteCommand<ChangePlaybackRateCommandEvent>
+    /// Change the repeat mode (MPRIS `LoopStatus`).
     public let changeRepeatModeCommand: RemoteCommand<ChangeRepeatModeCommandEvent>
+    /// Change the shuffle mode (MPRIS `Shuffle`).
     public let changeShuffleModeCommand: RemoteCommand<ChangeShuffleModeCommandEvent>
+    /// Change the volume (MPRIS `Volume`; iOS has no such remote command).
     public let changeVolumeCommand: RemoteCommand<ChangeVolumeCommandEvent>
+    /// Open and play a URI (MPRIS `OpenUri`); the configuration lists the schemes and MIME
+    /// types the app accepts.
     public let openURICommand: RemoteCommand<OpenURICommandEvent>
+    /// Bring the app's window forward (MPRIS `Raise`; no iOS equivalent).
     public let raiseCommand: RemoteCommand<RemoteCommandEvent>
+    /// Quit the app (MPRIS `Quit`; no iOS equivalent).
     public let quitCommand: RemoteCommand<RemoteCommandEvent>
 
+    /// A command center of its own, with every command unavailable. Most apps use
+    /// ``shared``; tests and processes that publish several players make their own.
     public init() {
         let notify: @Sendable () -> Void = { [observers] in observers.notify(()) }
         playCommand = RemoteCommand(.play, changed: notify)
@@ -66,28 +85,30 @@ public final class ObservationToken: Sendable {
     private let onCancel: @Sendable () -> Void
     private let cancelled = Atomic(false)
     init(onCancel: @escaping @Sendable () -> Void) { self.onCancel = onCancel }
+    /// Ends the observation: the handler is not called again. Calling it again does nothing.
     public func cancel() {
         if !cancelled.exchange(true, ordering: .relaxed) { onCancel() }
     }
     deinit { cancel() }
 }
 
-/// A thread-safe list of observer callbacks (shared by the centers and the audio session).
-public final class Observers<Change: Sendable>: Sendable {
+/// A thread-safe list of observer callbacks (shared by the centers and the audio session;
+/// `package`: a helper of this package's modules, not part of the API).
+package final class Observers<Change: Sendable>: Sendable {
     private let handlers = Mutex<[UInt64: @Sendable (Change) -> Void]>([:])
     private let nextID = Atomic<UInt64>(1)
 
-    public init() {}
+    package init() {}
 
     /// Adds `handler`; it is called until the token is cancelled or released.
-    public func add(_ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
+    package func add(_ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         handlers.withLock { $0[id] = handler }
         return ObservationToken { [weak self] in _ = self?.handlers.withLock { $0.removeValue(forKey: id) } }
     }
 
     /// Calls every handler with `change`, on the calling thread.
-    public func notify(_ change: Change) {
+    package func notify(_ change: Change) {
         for handler in handlers.withLock({ Array($0.values) }) { handler(change) }
     }
 }

@@ -13,6 +13,7 @@ public protocol TrackListSource: AnyObject, Sendable {
     func goTo(_ trackID: String) -> RemoteCommandHandlerStatus
     /// Inserts `uri` after the item `trackID` (at the start when nil).
     func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus
+    /// Removes the item with `trackID`.
     func removeTrack(_ trackID: String) -> RemoteCommandHandlerStatus
     /// The most items the list takes: `AddTrack` past it is `LimitsExceeded`, so that no
     /// client can grow the list (and the work each change costs) without bound.

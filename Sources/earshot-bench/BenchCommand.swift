@@ -3,6 +3,7 @@
 
 import ArgumentParser
 import Earshot
+import AudioEngine
 import Foundation
 
 @main

@@ -1,4 +1,5 @@
 import Earshot
+import AudioEngine
 import Foundation
 import Platform
 

@@ -1,5 +1,6 @@
 import Platform
 import Earshot
+import AudioEngine
 import Foundation
 
 /// Opens URL as a NetworkStream and reads until the first decoded frame, `--repeat` times; one

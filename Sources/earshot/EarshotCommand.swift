@@ -1,5 +1,7 @@
 import ArgumentParser
 import Earshot
+import DBus
+import MPRIS
 #if canImport(Glibc)
 import Glibc
 #endif

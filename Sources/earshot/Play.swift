@@ -1,5 +1,7 @@
 import ArgumentParser
 import Earshot
+import DBus
+import MPRIS
 import Dispatch
 import FoundationEssentials
 import Glibc

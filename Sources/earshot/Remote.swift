@@ -1,6 +1,8 @@
 import Arbiter
 import ArgumentParser
 import Earshot
+import DBus
+import MPRIS
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Earshot
+import SessionPolicy
 
 /// The audio-session options of the commands that play.
 struct SessionOptions: ParsableArguments {

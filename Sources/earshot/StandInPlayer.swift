@@ -1,5 +1,6 @@
 import Dispatch
 import Earshot
+import MPRIS
 import Dispatch
 import FoundationEssentials
 import Glibc

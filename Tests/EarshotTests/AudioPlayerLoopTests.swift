@@ -1,4 +1,6 @@
 import Earshot
+import DBus
+import MPRIS
 import Foundation
 import Testing
 import TestSupport

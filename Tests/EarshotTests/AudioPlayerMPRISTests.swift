@@ -1,4 +1,5 @@
 @testable import Earshot
+import SessionPolicy
 import Foundation
 import Testing
 import TestSupport

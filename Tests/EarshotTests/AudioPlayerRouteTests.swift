@@ -1,4 +1,5 @@
 @testable import Earshot
+import AudioRoutes
 import Foundation
 import Testing
 import TestSupport

@@ -1,4 +1,6 @@
 @testable import Earshot
+import AudioEngine
+import SessionPolicy
 import Foundation
 import Testing
 import TestSupport

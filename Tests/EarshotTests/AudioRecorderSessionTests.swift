@@ -1,5 +1,6 @@
 import AudioEngine
 @testable import Earshot
+import AudioRoutes
 import Foundation
 import Testing
 import TestSupport

@@ -1,4 +1,5 @@
 import Earshot
+import MPRIS
 import Foundation
 import Testing
 import TestSupport

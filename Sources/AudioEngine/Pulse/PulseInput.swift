@@ -196,10 +196,12 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let buffer = callbacks.buffer
         let frameBytes = buffer.channels * MemoryLayout<Float>.size
         while pa_stream_readable_size(stream) > 0 {
-            // The age of the oldest unread frame, before it is taken.
+            // The age of the oldest unread frame, before it is taken. Negative on a monitor
+            // source: libpulse takes the sink's latency off, and a block the sink rendered
+            // (and the monitor posted) is heard only that much later.
             var usec: pa_usec_t = 0
             var negative: Int32 = 0
-            let age: Double? = pa_stream_get_latency(stream, &usec, &negative) >= 0 ? (negative != 0 ? 0 : Double(usec) / 1e6) : nil
+            let age: Double? = pa_stream_get_latency(stream, &usec, &negative) >= 0 ? (negative != 0 ? -Double(usec) / 1e6 : Double(usec) / 1e6) : nil
             var data: UnsafeRawPointer?
             var bytes = 0
             guard pa_stream_peek(stream, &data, &bytes) >= 0, bytes > 0 else { return }

@@ -180,9 +180,13 @@ import TestSupport
         withExtendedLifetime(token) {}
     }
 
-    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted")
-    func inputsAfterServerRestart() async throws {
-        let rig = try RecordingRig()
+    /// Over the unix socket the monitor waits for the socket file to come back; over TCP
+    /// there is no file, and it tries again on a backoff while the server is away.
+    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted",
+          arguments: [ServerTransport.unixSocket, .tcp])
+    func inputsAfterServerRestart(_ transport: ServerTransport) async throws {
+        let rig = try RecordingRig(tcp: transport == .tcp)
+        #expect(rig.address.hasPrefix(transport == .tcp ? "tcp:" : "unix:"))
         let server = try #require(rig.pulse)
         let bus = try PrivateBus()
         var configuration = AudioEngine.Configuration()

@@ -142,9 +142,10 @@ import TestSupport
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
     }
 
-    @Test("the sound server restarted while recording, with no time to come back: an input error, a valid file")
-    func serverRestarted() async throws {
-        let rig = try RecordingRig()
+    @Test("the sound server restarted while recording, with no time to come back: an input error, a valid file",
+          arguments: [ServerTransport.unixSocket, .tcp])
+    func serverRestarted(_ transport: ServerTransport) async throws {
+        let rig = try RecordingRig(tcp: transport == .tcp)
         let path = rig.path("restart.flac")
         var input = rig.input
         input.reconnectTimeout = 0
@@ -159,6 +160,36 @@ import TestSupport
         #expect(reason.contains("sound server"), "\(reason)")
         let audio = try RecordingRig.read(path)
         #expect(audio.duration > 0.4, "the file holds \(audio.duration) s")
+        #expect(abs(audio.duration - result.recorder.currentTime) < 0.001)
+        let probe = try await run("ffprobe", ["-v", "error", path])
+        #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
+    }
+
+    /// The server killed and not started again: over the unix socket the input waits for the
+    /// socket file, over TCP it tries again on its backoff; either way it gives up when the
+    /// input's reconnect time is over, not before, and not long after.
+    @Test("the sound server gone for good while recording: the recorder gives up after its reconnect time, a valid file",
+          arguments: [ServerTransport.unixSocket, .tcp])
+    func serverGone(_ transport: ServerTransport) async throws {
+        let rig = try RecordingRig(tcp: transport == .tcp)
+        let server = try #require(rig.pulse)
+        let path = rig.path("gone.flac")
+        var input = rig.input
+        input.reconnectTimeout = 1
+        let killed = Locked<ContinuousClock.Instant?>(nil)
+        let result = try await recordUntilEnd(rig, path: path, input: input) {
+            killed.withLock { $0 = .now }
+            kill(server.pid, SIGKILL)
+        }
+        let waited = try #require(killed.value).duration(to: .now)
+        #expect(!result.successfully)
+        guard case .inputFailed(_, let reason)? = result.error else {
+            Issue.record("expected inputFailed, got \(String(describing: result.error))")
+            return
+        }
+        #expect(reason.contains("did not come back within 1 s"), "\(reason)")
+        #expect(waited >= .seconds(1) && waited < .seconds(2.5), "gave up after \(waited)")
+        let audio = try RecordingRig.read(path)
         #expect(abs(audio.duration - result.recorder.currentTime) < 0.001)
         let probe = try await run("ffprobe", ["-v", "error", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")

@@ -40,8 +40,9 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 /// waits for the server's socket to be created again (inotify on its folder, read in the
 /// same main loop), then reconnects and reads the inputs. A server just created may not
 /// listen yet: an attempt right after the event that fails is repeated a few times, 50 ms
-/// apart, and then waits for the next event. Servers reached over TCP are not followed
-/// after a loss (there is no file to watch).
+/// apart, and then waits for the next event. A server reached over TCP (`tcp:HOST:PORT`) has
+/// no file to watch: after a loss the monitor tries again on a timer whose pause doubles
+/// from 50 ms up to 2 s, for as long as the server is away (the timer exists only then).
 ///
 /// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
 /// the results are kept under a mutex.
@@ -64,6 +65,10 @@ public final class InputMonitor: @unchecked Sendable {
         var watching = false
         var watchEvent: OpaquePointer?
         var retries = 0
+        /// A TCP server away: attempts run on a timer, this many microseconds apart next.
+        var backoff: pa_usec_t = 0
+        /// Set by ``InputMonitor/close()``: a timer still pending makes no new attempt.
+        var closing = false
         var connected = false
         var defaultSource: String?
         var collecting: [AudioInputPort] = []
@@ -137,6 +142,7 @@ public final class InputMonitor: @unchecked Sendable {
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
+        box.closing = true
         if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
         box.watchEvent = nil
         box.watching = false
@@ -170,6 +176,7 @@ public final class InputMonitor: @unchecked Sendable {
             if state == PA_CONTEXT_READY {
                 box.connected = true
                 box.retries = 0
+                box.backoff = 0
                 InputMonitor.unwatchSocket(box)
                 pa_context_set_subscribe_callback(context, { context, _, _, userdata in
                     guard let context, let userdata else { return }
@@ -220,7 +227,11 @@ public final class InputMonitor: @unchecked Sendable {
         // already); later failures wait for the socket to be created.
         // (Attempts run from a timer: not inside the lost context's own callback.)
         var delay: pa_usec_t?
-        if box.socket == nil {
+        if box.socketPath == nil {
+            // A TCP server: at once after the loss, then after pauses from 50 ms up to 2 s.
+            delay = box.backoff
+            box.backoff = box.backoff == 0 ? 50_000 : min(box.backoff * 2, 2_000_000)
+        } else if box.socket == nil {
             watchSocket(box)
             if box.watching { delay = 0 }
         } else if box.retries > 0 {
@@ -243,7 +254,7 @@ public final class InputMonitor: @unchecked Sendable {
 
     /// Mainloop thread: one connection attempt, unless connected or connecting.
     private static func attempt(_ box: Box) {
-        guard box.context == nil, box.watching else { return }
+        guard !box.closing, box.context == nil, box.watching || box.socketPath == nil else { return }
         for context in box.lost {
             pa_context_disconnect(context)
             pa_context_unref(context)

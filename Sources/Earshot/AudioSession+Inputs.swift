@@ -3,8 +3,9 @@ import AudioEngine
 import Synchronization
 
 // The inputs side of the session (AVAudioSession's isInputAvailable, currentRoute.inputs,
-// inputNumberOfChannels, preferredInput), from the sound server's sources. Kept beside the
-// session rather than in its state: one monitor per session, made on first use.
+// inputNumberOfChannels, preferredInput), from the sound server's sources, or the ALSA
+// capture devices when no server answers. Kept beside the session rather than in its
+// state: one monitor per session, made on first use.
 
 extension AudioSession {
     /// A session's input side. Keyed by the session's identity, which a later session may
@@ -78,11 +79,14 @@ extension AudioSession {
     }
 
     /// Whether an input is available to record from (a microphone or line-in source, or a
-    /// monitor chosen as the default source).
-    public var isInputAvailable: Bool { !(inputMonitor()?.inputs.isEmpty ?? true) }
+    /// monitor chosen as the default source; an ALSA capture device when no sound server
+    /// answers).
+    public var isInputAvailable: Bool { !currentInputs.isEmpty }
 
-    /// The inputs of the current route, the default input first.
-    public var currentInputs: [AudioInputPort] { inputMonitor()?.inputs ?? [] }
+    /// The inputs of the current route, the default input first: the sound server's sources,
+    /// or, when none answers, the ALSA capture devices the configuration lists
+    /// (``ALSAInputs``; read at each call: without a server there is nothing to follow).
+    public var currentInputs: [AudioInputPort] { inputMonitor()?.inputs ?? ALSAInputs.list() }
 
     /// The inputs a recording can use (the same as ``currentInputs``: every source the
     /// server offers).

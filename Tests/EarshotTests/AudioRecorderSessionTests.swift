@@ -181,9 +181,13 @@ import TestSupport
         withExtendedLifetime(token) {}
     }
 
-    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted")
-    func inputsAfterServerRestart() async throws {
-        let rig = try RecordingRig()
+    /// Over the unix socket the monitor waits for the socket file to come back; over TCP
+    /// there is no file, and it tries again on a backoff while the server is away.
+    @Test("the sound server restarted: no input is available, then the inputs come back by themselves (the monitor reconnects); both posted",
+          arguments: [ServerTransport.unixSocket, .tcp])
+    func inputsAfterServerRestart(_ transport: ServerTransport) async throws {
+        let rig = try RecordingRig(tcp: transport == .tcp)
+        #expect(rig.address.hasPrefix(transport == .tcp ? "tcp:" : "unix:"))
         let server = try #require(rig.pulse)
         let bus = try PrivateBus()
         var configuration = AudioEngine.Configuration()
@@ -247,5 +251,68 @@ import TestSupport
         let frequency = try #require(heard.dominantFrequency(channel: 0, range: 0.3..<1.3))
         #expect(abs(frequency - 1000) < 1, "playAndRecord: \(frequency) Hz")
         #expect(abs(heard.rmsDBFS(channel: 0, range: 0.3..<1.3) - (-9)) < 1.5, "\(heard.rmsDBFS(channel: 0, range: 0.3..<1.3)) dBFS")
+    }
+
+    /// Without a sound server the inputs are ALSA's capture devices. No sound card here: an
+    /// ALSA configuration of its own (`ALSA_CONFIG_PATH`, nothing else loaded) defines two
+    /// capture PCMs with hints (null devices of fixed channel counts, through `multi`) and
+    /// an output-only one. ALSA reads its configuration once per process, and the test
+    /// process's ALSA belongs to the shared PulseAudio (its `default` hook): so the session
+    /// and the recording run in an exit test, a child process of their own.
+    @Test("no sound server: the inputs are the ALSA capture devices the configuration hints (names, descriptions, channels; outputs left out), and one records")
+    func alsaInputsWithoutServer() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-alsa-inputs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = folder + "/asound.conf"
+        try """
+            pcm.headset_mic {
+                type multi
+                slaves.a { pcm { type null } channels 1 }
+                bindings.0 { slave a channel 0 }
+                hint { show on description "Headset Microphone|IOIDInput" }
+            }
+            pcm.line_in {
+                type multi
+                slaves.a { pcm { type null } channels 2 }
+                bindings.0 { slave a channel 0 }
+                bindings.1 { slave a channel 1 }
+                hint { show on description "Line In" }
+            }
+            pcm.speakers {
+                type null
+                hint { show on description "Speakers|IOIDOutput" }
+            }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let recording = folder + "/line-in.wav"
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]) { [config = config as String, recording = recording as String] in
+            setenv("ALSA_CONFIG_PATH", config, 1)
+            var configuration = AudioEngine.Configuration()
+            configuration.soundServer = "unix:/nonexistent/earshot/pulse/native"
+            configuration.logsOutputChoice = false
+            let engine = AudioEngine(configuration: configuration)
+            let session = AudioSession(appName: "alsa-inputs", engine: engine)
+            for input in session.currentInputs { print("input \(input.name)|\(input.portName)|\(input.channels)|\(input.isMonitor)") }
+            print("available \(session.isInputAvailable) channels \(session.inputNumberOfChannels)")
+            print("route \(session.currentRoute.inputs.map(\.name))")
+            let recorder = try AudioRecorder(url: URL(fileURLWithPath: recording),
+                                             input: .init(device: "line_in", soundServer: configuration.soundServer), session: nil, engine: engine)
+            try recorder.prepare()
+            guard recorder.record(forDuration: 0.3) else { exit(2) }
+            print("kind \(recorder.inputKind.map { "\($0)" } ?? "none")")
+            _ = try await RecordingRig.ending(of: recorder)
+        }
+        let output = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        let errors = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("input ") } == ["input headset_mic|Headset Microphone|1|false", "input line_in|Line In|2|false"],
+                "\(output)\n\(errors)")
+        #expect(lines.contains("available true channels 1"), "\(output)")
+        #expect(lines.contains("route [\"headset_mic\", \"line_in\"]"), "\(output)")
+        #expect(lines.contains("kind ALSA capture device “line_in”"), "\(output)\n\(errors)")
+        let audio = try RecordingRig.read(recording)
+        #expect(audio.channels == 2)
+        #expect(abs(audio.duration - 0.3) < 0.01, "\(audio.duration) s")
+        #expect(audio.isSilent(), "a null device records silence")
     }
 }

@@ -28,7 +28,10 @@ final class RecordingRig: @unchecked Sendable {
     /// `monitor`: on PipeWire, record the null sink's monitor rather than a microphone, for
     /// tests about where the server moves a record stream (WirePlumber moves a stream whose
     /// source went away to a monitor, not to the default `pw-loopback` source).
-    init(pipewire usePipeWire: Bool = false, monitor: Bool = false) throws {
+    /// `tcp`: on PulseAudio, the server also listens on a loopback TCP port and ``address``
+    /// (what the code under test connects to) is `tcp:127.0.0.1:PORT`; `paplay` and the
+    /// fixtures still use its unix socket.
+    init(pipewire usePipeWire: Bool = false, monitor: Bool = false, tcp: Bool = false) throws {
         if usePipeWire {
             let server = try PipeWireServer(sinkName: "rec_pw")
             (pulse, pipewire) = (nil, server)
@@ -39,9 +42,10 @@ final class RecordingRig: @unchecked Sendable {
                 (environment, address, sink, source) = (server.environment, server.address, "rec_mic_feed", "rec_mic")
             }
         } else {
-            let server = try PulseAudioServer(sinkName: "rec_sink")
+            let server = try PulseAudioServer(sinkName: "rec_sink", tcp: tcp)
             (pulse, pipewire) = (server, nil)
-            (environment, address, sink, source) = (server.environment, server.address, server.sinkName, server.monitorName)
+            (environment, address, sink, source) = (server.environment, server.tcpAddress ?? server.address, server.sinkName,
+                                                    server.monitorName)
         }
         // An idle null sink's monitor drops the start of the first sound played into it
         // (FIELD-NOTES: paplay loses ~0.6 s of a 1 s sweep on PulseAudio); a silent
@@ -99,4 +103,11 @@ final class RecordingRig: @unchecked Sendable {
             return first
         }
     }
+}
+
+/// How the code under test reaches a rig's PulseAudio: its unix socket, or loopback TCP.
+enum ServerTransport: String, Sendable, CustomStringConvertible {
+    case unixSocket = "unix socket"
+    case tcp = "TCP"
+    var description: String { rawValue }
 }

@@ -39,7 +39,8 @@ final class CaptureBuffer: @unchecked Sendable {
         ring = FrameRing(channels: channels, capacityFrames: max(4096, Int(seconds * Double(sampleRate))))
     }
 
-    /// Capture thread: appends `frames` frames whose first was captured `age` seconds ago.
+    /// Capture thread: appends `frames` frames whose first was captured `age` seconds ago
+    /// (negative: it will be, as on a monitor source, whose blocks are heard after they are posted).
     func push(_ samples: UnsafePointer<Float>, frames: Int, age: Double?) {
         stamp(frames: frames, age: age)
         let written = ring.write(samples, frames: frames)

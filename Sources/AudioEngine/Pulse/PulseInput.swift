@@ -23,7 +23,6 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let scratch: UnsafeMutablePointer<Float>
         let scratchFrames = 1024
         let timedOut = Atomic<Bool>(false)
-        let serverInfo = Mutex<String?>(nil)
         /// Set once the stream is ready: from then on a failed stream or context fails the buffer
         /// (or, when the server itself went away and `onLost` is set, calls it instead, once).
         let running = Atomic<Bool>(false)
@@ -65,7 +64,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let callbacks = Context(mainloop: mainloop, buffer: buffer, onLost: onLost)
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
         let api = pa_threaded_mainloop_get_api(mainloop)
-        let contextProperties = PulseInput.properties(identity, stream: false)
+        let contextProperties = PulseClient.properties(identity, mediaName: nil)
         defer { pa_proplist_free(contextProperties) }
         guard let context = pa_context_new_with_proplist(api, identity.applicationName, contextProperties) else {
             pa_threaded_mainloop_free(mainloop)
@@ -76,7 +75,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
             let state = pa_context_get_state(context)
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED, callbacks.running.exchange(false, ordering: .acquiringAndReleasing) {
-                callbacks.lose("the sound server went away (\(PulseInput.error(context)))")
+                callbacks.lose("the sound server went away (\(PulseClient.error(context)))")
             }
             pa_threaded_mainloop_signal(callbacks.mainloop, 0)
         }, userdata)
@@ -85,7 +84,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         // Named before it starts: libpulse names the thread that calls it once the loop runs.
         pa_threaded_mainloop_set_name(mainloop, "earshot-capture")
         guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
-            let reason = PulseInput.error(context)
+            let reason = PulseClient.error(context)
             pa_context_unref(context)
             pa_threaded_mainloop_free(mainloop)
             throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(reason)")
@@ -107,22 +106,23 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             let state = pa_context_get_state(context)
             if state == PA_CONTEXT_READY { break }
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                throw fail(nil, "sound server", "no server answered: \(PulseInput.error(context))")
+                throw fail(nil, "sound server", "no server answered: \(PulseClient.error(context))")
             }
             if callbacks.timedOut.load(ordering: .acquiring) {
                 throw fail(nil, "sound server", "the server did not answer within \(connectTimeout) s")
             }
             pa_threaded_mainloop_wait(mainloop)
         }
-        let serverName = PulseInput.serverName(context, callbacks: callbacks, userdata: userdata)
+        let serverName = PulseClient.serverName(context, mainloop: mainloop) { callbacks.timedOut.load(ordering: .acquiring) }
+            ?? "unknown server"
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(buffer.sampleRate), channels: UInt8(buffer.channels))
         var map = pa_channel_map()
         pa_channel_map_init_extend(&map, UInt32(buffer.channels), PA_CHANNEL_MAP_DEFAULT)
-        let streamProperties = PulseInput.properties(identity, stream: true)
+        let streamProperties = PulseClient.properties(identity, mediaName: identity.mediaName ?? "Recording")
         defer { pa_proplist_free(streamProperties) }
         guard let stream = pa_stream_new_with_proplist(context, identity.mediaName ?? "Recording", &spec, &map, streamProperties) else {
-            throw fail(nil, place, PulseInput.error(context))
+            throw fail(nil, place, PulseClient.error(context))
         }
         pa_stream_set_state_callback(stream, { stream, userdata in
             guard let userdata, let stream else { return }
@@ -132,7 +132,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
                 // The stream fails with its context when the server goes away: that is a loss.
                 let context = pa_stream_get_context(stream)
                 if context.map({ pa_context_get_state($0) != PA_CONTEXT_READY }) ?? true {
-                    callbacks.lose("the sound server went away (\(PulseInput.error(context)))")
+                    callbacks.lose("the sound server went away (\(PulseClient.error(context)))")
                 } else {
                     callbacks.buffer.fail("the sound server ended the record stream")
                 }
@@ -154,13 +154,13 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
                                       | PA_STREAM_ADJUST_LATENCY.rawValue | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         let connectedStream = device.map { pa_stream_connect_record(stream, $0, &attributes, flags) }
             ?? pa_stream_connect_record(stream, nil, &attributes, flags)
-        guard connectedStream >= 0 else { throw fail(stream, place, PulseInput.error(context)) }
+        guard connectedStream >= 0 else { throw fail(stream, place, PulseClient.error(context)) }
         while true {
             let state = pa_stream_get_state(stream)
             if state == PA_STREAM_READY { break }
             if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || callbacks.timedOut.load(ordering: .acquiring) {
                 let reason = callbacks.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
-                    : PulseInput.error(context)
+                    : PulseClient.error(context)
                 throw fail(stream, place, reason)
             }
             pa_threaded_mainloop_wait(mainloop)
@@ -196,10 +196,12 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let buffer = callbacks.buffer
         let frameBytes = buffer.channels * MemoryLayout<Float>.size
         while pa_stream_readable_size(stream) > 0 {
-            // The age of the oldest unread frame, before it is taken.
+            // The age of the oldest unread frame, before it is taken. Negative on a monitor
+            // source: libpulse takes the sink's latency off, and a block the sink rendered
+            // (and the monitor posted) is heard only that much later.
             var usec: pa_usec_t = 0
             var negative: Int32 = 0
-            let age: Double? = pa_stream_get_latency(stream, &usec, &negative) >= 0 ? (negative != 0 ? 0 : Double(usec) / 1e6) : nil
+            let age: Double? = pa_stream_get_latency(stream, &usec, &negative) >= 0 ? (negative != 0 ? -Double(usec) / 1e6 : Double(usec) / 1e6) : nil
             var data: UnsafeRawPointer?
             var bytes = 0
             guard pa_stream_peek(stream, &data, &bytes) >= 0, bytes > 0 else { return }
@@ -231,54 +233,6 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
-    }
-
-    private static func error(_ context: OpaquePointer?) -> String {
-        guard let context else { return "unknown error" }
-        return pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
-
-    private static func serverName(_ context: OpaquePointer, callbacks: Context, userdata: UnsafeMutableRawPointer) -> String {
-        if let operation = pa_context_get_server_info(context, { _, info, userdata in
-            guard let userdata else { return }
-            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
-            if let info = info?.pointee {
-                let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
-                let version = info.server_version.map { String(cString: $0) } ?? "?"
-                callbacks.serverInfo.withLock { $0 = "\(name) \(version)" }
-            }
-            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
-        }, userdata) {
-            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !callbacks.timedOut.load(ordering: .acquiring),
-                  pa_context_get_state(context) == PA_CONTEXT_READY {
-                pa_threaded_mainloop_wait(callbacks.mainloop)
-            }
-            pa_operation_unref(operation)
-        }
-        return callbacks.serverInfo.withLock { $0 } ?? "unknown server"
-    }
-
-    private static func properties(_ identity: AudioEngine.StreamIdentity, stream: Bool) -> OpaquePointer {
-        let list = pa_proplist_new()!
-        func set(_ key: String, _ value: String?) {
-            guard let value, !value.isEmpty else { return }
-            _ = pa_proplist_sets(list, key, value)
-        }
-        set(PA_PROP_APPLICATION_NAME, identity.applicationName)
-        set(PA_PROP_APPLICATION_ID, identity.applicationID)
-        set(PA_PROP_APPLICATION_ICON_NAME, identity.iconName)
-        set(PA_PROP_APPLICATION_PROCESS_ID, String(getpid()))
-        set(PA_PROP_APPLICATION_PROCESS_BINARY, AudioEngine.StreamIdentity.programName)
-        if stream {
-            set(PA_PROP_MEDIA_ROLE, identity.role.rawValue)
-            set(PA_PROP_MEDIA_NAME, identity.mediaName ?? "Recording")
-        }
-        return list
+        PulseClient.release(context: context, mainloop: mainloop)
     }
 }

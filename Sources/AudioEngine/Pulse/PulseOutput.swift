@@ -38,7 +38,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         /// Set by `interruptWrite`: the render thread's write returns at once.
         let interrupted = Atomic<Bool>(false)
         let underflows = Atomic<Int>(0)
-        let serverInfo = Mutex<String?>(nil)
         init(mainloop: OpaquePointer, wake: Semaphore) {
             self.mainloop = mainloop
             self.wake = wake
@@ -72,7 +71,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let signals = Signals(mainloop: mainloop, wake: wake)
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
         let api = pa_threaded_mainloop_get_api(mainloop)
-        let properties = PulseOutput.properties(identity, forStream: false)
+        let properties = PulseClient.properties(identity, mediaName: nil)
         defer { pa_proplist_free(properties) }
         guard let context = pa_context_new_with_proplist(api, identity.applicationName, properties) else {
             pa_threaded_mainloop_free(mainloop)
@@ -84,7 +83,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
             ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
         guard connected >= 0 else {
-            let reason = PulseOutput.error(context)
+            let reason = PulseClient.error(context)
             pa_context_unref(context)
             pa_threaded_mainloop_free(mainloop)
             throw .noServer(reason)
@@ -129,7 +128,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             let state = pa_context_get_state(context)
             if state == PA_CONTEXT_READY { break }
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                let reason = PulseOutput.error(context)
+                let reason = PulseClient.error(context)
                 teardown()
                 throw .noServer(reason)
             }
@@ -139,16 +138,17 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
             pa_threaded_mainloop_wait(mainloop)
         }
-        let serverName = PulseOutput.serverName(context, signals: signals, userdata: userdata)
+        let serverName = PulseClient.serverName(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
+            ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
         var map = pa_channel_map()
         pa_channel_map_init_stereo(&map)
-        let streamProperties = PulseOutput.properties(identity, forStream: true)
+        let streamProperties = PulseClient.properties(identity, mediaName: identity.mediaName ?? identity.applicationName)
         defer { pa_proplist_free(streamProperties) }
         guard let stream = pa_stream_new_with_proplist(context, identity.mediaName ?? identity.applicationName, &spec, &map,
                                                        streamProperties) else {
-            let reason = PulseOutput.error(context)
+            let reason = PulseClient.error(context)
             teardown()
             throw .failed(server: serverName, reason: reason)
         }
@@ -168,7 +168,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                                       | PA_STREAM_ADJUST_LATENCY.rawValue)
         guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) >= 0 else {
-            let reason = PulseOutput.error(context)
+            let reason = PulseClient.error(context)
             teardown(stream: stream)
             throw .failed(server: serverName, reason: reason)
         }
@@ -177,7 +177,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             if state == PA_STREAM_READY { break }
             if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || signals.timedOut.load(ordering: .acquiring) {
                 let reason = signals.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
-                    : PulseOutput.error(context)
+                    : PulseClient.error(context)
                 teardown(stream: stream)
                 throw .failed(server: serverName, reason: reason)
             }
@@ -225,7 +225,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
             let count = min(writable / frameBytes, frames - offset)
             if pa_stream_write(stream, samples + offset * 2, count * frameBytes, nil, 0, PA_SEEK_RELATIVE) < 0 {
-                return .failed(PulseOutput.error(context))
+                return .failed(PulseClient.error(context))
             }
             offset += count
         }
@@ -306,13 +306,13 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func lockedFailure() -> OutputWriteResult? {
         let contextState = pa_context_get_state(context)
         if contextState == PA_CONTEXT_FAILED || contextState == PA_CONTEXT_TERMINATED {
-            return .serverLost(PulseOutput.error(context))
+            return .serverLost(PulseClient.error(context))
         }
         let state = pa_stream_get_state(stream)
         if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
             let errno = pa_context_errno(context)
             // `pactl kill-sink-input` (or a policy) removed the stream.
-            return .failed(errno == Int32(PA_ERR_KILLED.rawValue) || errno == 0 ? "the server removed the stream" : PulseOutput.error(context))
+            return .failed(errno == Int32(PA_ERR_KILLED.rawValue) || errno == 0 ? "the server removed the stream" : PulseClient.error(context))
         }
         return nil
     }
@@ -324,7 +324,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
         guard pa_stream_get_state(stream) == PA_STREAM_READY else { return }
-        let properties = PulseOutput.properties(identity, forStream: true)
+        let properties = PulseClient.properties(identity, mediaName: identity.mediaName ?? identity.applicationName)
         defer { pa_proplist_free(properties) }
         if let operation = pa_stream_proplist_update(stream, PA_UPDATE_REPLACE, properties, nil, nil) {
             pa_operation_unref(operation)
@@ -349,12 +349,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
-        pa_context_set_state_callback(context, nil, nil)
-        pa_context_disconnect(context)
-        pa_context_unref(context)
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        PulseClient.release(context: context, mainloop: mainloop)
     }
 
     // MARK: Helpers
@@ -375,51 +370,5 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_stream_set_state_callback(stream, nil, nil)
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_underflow_callback(stream, nil, nil)
-    }
-
-    private static func error(_ context: OpaquePointer) -> String {
-        pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
-
-    /// “pulseaudio 16.1” or “PulseAudio (on PipeWire 0.3.65) 15.0.0”, asked of the server
-    /// (called with the lock held, once the context is ready).
-    private static func serverName(_ context: OpaquePointer, signals: Signals, userdata: UnsafeMutableRawPointer) -> String {
-        if let operation = pa_context_get_server_info(context, { _, info, userdata in
-            guard let userdata else { return }
-            let signals = Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue()
-            if let info = info?.pointee {
-                let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
-                let version = info.server_version.map { String(cString: $0) } ?? "?"
-                signals.serverInfo.withLock { $0 = "\(name) \(version)" }
-            }
-            pa_threaded_mainloop_signal(signals.mainloop, 0)
-        }, userdata) {
-            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !signals.timedOut.load(ordering: .acquiring),
-                  pa_context_get_state(context) == PA_CONTEXT_READY {
-                pa_threaded_mainloop_wait(signals.mainloop)
-            }
-            pa_operation_unref(operation)
-        }
-        return signals.serverInfo.withLock { $0 } ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
-    }
-
-    /// The proplist libpulse gets: the application's keys on the context and the stream
-    /// (a stream's own list wins), the role and media name on the stream.
-    private static func properties(_ identity: AudioEngine.StreamIdentity, forStream: Bool) -> OpaquePointer {
-        let list = pa_proplist_new()!
-        func set(_ key: String, _ value: String?) {
-            guard let value, !value.isEmpty else { return }
-            _ = pa_proplist_sets(list, key, value)
-        }
-        set(PA_PROP_APPLICATION_NAME, identity.applicationName)
-        set(PA_PROP_APPLICATION_ID, identity.applicationID)
-        set(PA_PROP_APPLICATION_ICON_NAME, identity.iconName)
-        set(PA_PROP_APPLICATION_PROCESS_ID, String(getpid()))
-        set(PA_PROP_APPLICATION_PROCESS_BINARY, AudioEngine.StreamIdentity.programName)
-        if forStream {
-            set(PA_PROP_MEDIA_ROLE, identity.role.rawValue)
-            set(PA_PROP_MEDIA_NAME, identity.mediaName ?? identity.applicationName)
-        }
-        return list
     }
 }

@@ -10,11 +10,16 @@ import Glibc
 /// the default one) into the same ``CaptureBuffer``, and tells ``onResumed(_:)`` how long the
 /// server was away. The capture clock goes on from the new stream's first fragment, so a
 /// recording's file continues with no filler for the gap. When the server is not back within
-/// `reconnectTimeout` seconds (or its socket is not a file that can be watched), the buffer
+/// `reconnectTimeout` seconds (or its socket is a file that cannot be watched), the buffer
 /// fails as a plain ``PulseInput``'s would.
 ///
 /// A server just started may not accept yet when its socket appears: an attempt that fails
 /// right after the event is repeated up to 10 times, 50 ms apart, before waiting again.
+///
+/// A server reached over TCP (`tcp:HOST:PORT`) has no file to watch: while it is away the
+/// thread tries again after a pause that doubles from 50 ms up to 1 s, until the server
+/// answers or `reconnectTimeout` runs out. That is the only timer, and it exists only while
+/// disconnected; ``close()`` wakes it at once.
 ///
 /// `@unchecked Sendable`: the current stream is behind a mutex; `kind` is set in `init` only.
 final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
@@ -24,8 +29,10 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
     private let buffer: CaptureBuffer
     private let fragmentFrames: Int
     private let reconnectTimeout: Double
-    /// The server's socket file, when it is one (a TCP server cannot be waited for).
+    /// The server's socket file, when it is one (a TCP server is tried again on a backoff).
     private let socketPath: String?
+    /// Posted by ``close()``: wakes the reconnecting thread from a pause between attempts.
+    private let closing = Semaphore()
     /// While reconnecting: the watch on the socket's folder (made then, so that an idle
     /// input holds no inotify instance).
     private let watch = Mutex<SocketFileWatch?>(nil)
@@ -56,6 +63,7 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
 
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        closing.signal()
         watch.withLock { $0 }?.cancel()
         current.withLock { input in
             defer { input = nil }
@@ -98,6 +106,7 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
         }?.close()
         let deadline = since + reconnectTimeout
         var quickRetries = 0
+        var backoff = 0.05
         var waiting: SocketFileWatch?
         var why = ""
         defer { watch.withLock { $0 = nil } }
@@ -124,14 +133,21 @@ final class ReconnectingPulseInput: CaptureInput, @unchecked Sendable {
             }
             if quickRetries > 0 {
                 quickRetries -= 1
-                usleep(50_000)
+                if closing.wait(seconds: 0.05) { return }
+                continue
+            }
+            if socketPath == nil {
+                // A TCP server: nothing to watch; try again after a pause (1 s at most).
+                let pause = min(backoff, max(0, deadline - MonotonicClock.seconds()))
+                backoff = min(backoff * 2, 1)
+                if closing.wait(seconds: pause) { return }
                 continue
             }
             guard let current = waiting else {
                 // First failure: watch the socket's folder, then try once more (the server
                 // may have come back before the watch was in place).
                 guard let path = socketPath, let made = SocketFileWatch(path: path) else {
-                    why = " (its socket cannot be watched for its return)"
+                    why = " (its socket \(socketPath ?? "") cannot be watched for its return)"
                     break
                 }
                 waiting = made

@@ -53,6 +53,11 @@ public final class PulseAudioServer: Sendable {
     private let daemonEnvironment: [String: String]
     /// Whether the null sink rewinds (PulseAudio's default); false means `norewinds=1`.
     public let rewinds: Bool
+    /// The loopback port of `module-native-protocol-tcp` (anonymous auth), when the server was
+    /// started with `tcp: true`; kept across ``restart(timeout:)``.
+    public let tcpPort: Int?
+    /// `tcp:127.0.0.1:PORT`, the server's address over TCP, when it listens there.
+    public var tcpAddress: String? { tcpPort.map { "tcp:127.0.0.1:\($0)" } }
     private let sinks = Locked<[Int: NullSink]>([:])
 
     private struct NullSink: Sendable {
@@ -64,9 +69,11 @@ public final class PulseAudioServer: Sendable {
     /// Starts a server and waits (up to `timeout` seconds) until `pactl info` answers.
     ///
     /// `rewinds: true` leaves the sink as PulseAudio makes it by default (real sinks rewind);
-    /// with `sampleRate: 44100` that is PulseAudio at its defaults.
+    /// with `sampleRate: 44100` that is PulseAudio at its defaults. `tcp: true` also loads
+    /// `module-native-protocol-tcp` on a free loopback port (``tcpAddress``).
     public init(
-        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, rewinds: Bool = false, timeout: Double = 10
+        sinkName: String = "earshot_test", sampleRate: Int = 48000, channels: Int = 2, rewinds: Bool = false, tcp: Bool = false,
+        timeout: Double = 10
     ) throws {
         try Self.validate(name: sinkName)
         let directory = try TemporaryDirectories.make("earshot-pa")
@@ -98,23 +105,45 @@ public final class PulseAudioServer: Sendable {
         ]
         self.daemonEnvironment = daemonEnvironment
         self.rewinds = rewinds
+        let tcpPort = tcp ? try Self.freeLoopbackPort() : nil
+        self.tcpPort = tcpPort
         watchdog = Locked(try Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
-                                               rewinds: rewinds, environment: daemonEnvironment))
+                                               rewinds: rewinds, tcpPort: tcpPort, environment: daemonEnvironment))
         try waitUntilAnswering(timeout: timeout, cleanUp: true)
     }
 
     private static func startDaemon(directory: String, sinkName: String, sampleRate: Int, channels: Int, rewinds: Bool,
-                                    environment: [String: String]) throws -> Watchdog {
-        try Watchdog(
+                                    tcpPort: Int?, environment: [String: String]) throws -> Watchdog {
+        let tcp = tcpPort.map { "module-native-protocol-tcp auth-anonymous=1 listen=127.0.0.1 port=\($0)" } ?? ""
+        return try Watchdog(
             """
             exec pulseaudio -n --daemonize=no --use-pid-file=no --system=no \
               --exit-idle-time=-1 --disallow-exit --realtime=no --high-priority=no \
               --log-target=stderr --log-level=warning \
               --load="module-null-sink sink_name=$1 rate=$2 channels=$3 norewinds=$5" \
+              \(tcpPort == nil ? "" : "--load=\"$6\" ")\
               --load="module-native-protocol-unix auth-anonymous=1" 2>>"$4"
             """,
-            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log", rewinds ? "0" : "1"],
+            [sinkName, String(sampleRate), String(channels), directory + "/pulseaudio.log", rewinds ? "0" : "1", tcp],
             environment: environment)
+    }
+
+    /// A loopback TCP port free now (bound to port 0 and released; the daemon binds it
+    /// with SO_REUSEADDR right after).
+    private static func freeLoopbackPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestFailure("no free loopback port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Kills the daemon (SIGKILL: a crash, as far as its clients can tell) and starts a new
@@ -128,7 +157,7 @@ public final class PulseAudioServer: Sendable {
         sinks.withLock { $0 = [:] }
         watchdog.withLock {
             $0 = (try? Self.startDaemon(directory: directory, sinkName: sinkName, sampleRate: sampleRate, channels: channels,
-                                        rewinds: rewinds, environment: daemonEnvironment)) ?? old
+                                        rewinds: rewinds, tcpPort: tcpPort, environment: daemonEnvironment)) ?? old
         }
         guard watchdog.value !== old else { throw TestFailure("pulseaudio could not be started again") }
         try waitUntilAnswering(timeout: timeout, cleanUp: false)

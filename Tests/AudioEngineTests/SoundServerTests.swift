@@ -79,7 +79,9 @@ struct SoundServerTests {
             defer { voice.dispose() }
             try voice.play()
             #expect(engine.outputKind == .alsa(device: "default"))
-            // Through ALSA's pulse plugin the stream has the plugin's name.
+            // Through ALSA's pulse plugin the stream has the plugin's name. The plugin makes its
+            // stream on the server when the PCM starts, which can be after play() returns.
+            try await eventually("a stream through ALSA's pulse plugin", timeout: 3) { try Self.ownStream(server, named: "ALSA plug-in") != nil }
             let stream = try #require(try Self.ownStream(server, named: "ALSA plug-in"), "no stream through ALSA's pulse plugin")
             #expect(stream["media.role"] == nil, "\(stream)")
         }

@@ -85,7 +85,7 @@ extension AudioSession {
 
     /// The inputs of the current route, the default input first: the sound server's sources,
     /// or, when none answers, the ALSA capture devices the configuration lists
-    /// (``ALSAInputs``; read at each call: without a server there is nothing to follow).
+    /// (`ALSAInputs`; read at each call: without a server there is nothing to follow).
     public var currentInputs: [AudioInputPort] { inputMonitor()?.inputs ?? ALSAInputs.list() }
 
     /// The inputs a recording can use (the same as ``currentInputs``: every source the

@@ -153,7 +153,13 @@ final class FakePlayer: Sendable {
             let task = Task {
                 var n = 0
                 while !Task.isCancelled {
-                    for _ in 0..<10 {
+                    // 11 a batch, so that a flipping player ends its batches Playing and Paused
+                    // in turn. The arbiter applies the last status of each 50 ms window, and a
+                    // PropertiesChanged that arrives before its GetAll answer wins over it;
+                    // with 10 a batch every batch ended Paused, so whether the arbiter ever
+                    // saw the player Playing came down to where its discovery fell (the
+                    // interruption test failed 1 run in 4 on a quiet machine).
+                    for _ in 0..<11 {
                         n += 1
                         let status = behaviour == .flipsStatus && n % 2 == 0 ? "Paused" : "Playing"
                         try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: [

@@ -54,7 +54,7 @@ struct Sound: AsyncParsableCommand {
         } catch {
             fail("earshot sound: \(error)")
         }
-        while !done.fired { try await Task.sleep(for: .milliseconds(5)) }
+        await done.wait()
         // A name given in bytes that are not UTF-8 is shown by its path, which `say` prints as given, escaped.
         say("played \(given.path == sound ? sound : given.path) (\(systemSound.path), \(systemSound.duration.fixed(2)) s)")
     }

@@ -27,11 +27,15 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         // FFmpeg's demuxers and decoders, for what libsndfile cannot open (AAC, ALAC in MP4, WMA, …).
-        // One pkg-config name gives the include path; the module map links the four libraries.
+        // Its headers only (in the default include path on Debian and Ubuntu; no pkg-config,
+        // whose flags would link the libraries): they are loaded at their first use by
+        // CFFmpegLoader, whose table of functions is the one way Swift calls FFmpeg (linking
+        // them would load ~130 more shared libraries into every process at start).
         .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavformat",
+            name: "CFFmpeg",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
         ),
+        .target(name: "CFFmpegLoader", dependencies: ["CFFmpeg"]),
         // libpulse's pkg-config flags (-pthread, -D_REENTRANT) are ones SwiftPM refuses; its
         // headers are in the default include path, so the module map alone suffices.
         .systemLibrary(name: "CPulse"),
@@ -45,7 +49,7 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus", "Platform"]),
         // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "Platform"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 import Glibc
 
 extension AudioFileTags {
@@ -13,7 +14,7 @@ extension AudioFileTags {
             guard let dictionary else { continue }
             var seen: [String: [String]] = [:]
             var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
-            while let next = av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            while let next = ff.av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
                 entry = next
                 guard let key = next.pointee.key, let value = next.pointee.value else { continue }
                 let text = Self.repairedText(value)

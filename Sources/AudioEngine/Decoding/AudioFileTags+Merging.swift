@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 
 extension AudioFileTags {
     /// The tags of a file libsndfile opened, completed from FFmpeg's reading of the same
@@ -38,12 +39,12 @@ enum FFmpegTagReader {
     static func tags(path: String) -> AudioFileTags? {
         read { context in
             var probe: UnsafeMutablePointer<AVIOContext>?
-            guard avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return -1 }
+            guard ff.avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return -1 }
             var found: UnsafePointer<AVInputFormat>?
-            let score = av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
-            avio_closep(&probe)
+            let score = ff.av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
+            ff.avio_closep(&probe)
             guard score >= 0, let found else { return -1 }
-            return avformat_open_input(&context, path, found, nil)
+            return ff.avformat_open_input(&context, path, found, nil)
         }
     }
 
@@ -51,20 +52,21 @@ enum FFmpegTagReader {
         guard let input = FFmpegInput(bytes) else { return nil }
         return withExtendedLifetime(input) {
             read { context in
-                context = avformat_alloc_context()
+                context = ff.avformat_alloc_context()
                 guard let allocated = context else { return -1 }
                 allocated.pointee.pb = input.context
                 allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-                return avformat_open_input(&context, nil, nil, nil)
+                return ff.avformat_open_input(&context, nil, nil, nil)
             }
         }
     }
 
     private static func read(_ open: (inout UnsafeMutablePointer<AVFormatContext>?) -> Int32) -> AudioFileTags? {
+        guard FFmpegLibrary.available else { return nil }
         var context: UnsafeMutablePointer<AVFormatContext>?
         let (status, _) = FFmpegLog.capturing { open(&context) }
         guard status >= 0, let opened = context else { return nil }
-        defer { avformat_close_input(&context) }
+        defer { ff.avformat_close_input(&context) }
         var dictionaries: [OpaquePointer?] = [opened.pointee.metadata]
         for index in 0..<Int(opened.pointee.nb_streams) {
             guard let stream = opened.pointee.streams[index],

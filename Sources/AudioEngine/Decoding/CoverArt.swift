@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 import Glibc
 
 /// A picture that goes with an audio file: embedded in it (ID3v2 `APIC`, MP4 `covr`, a FLAC
@@ -44,16 +45,17 @@ public struct CoverArt: Sendable, Hashable {
 
     /// The picture embedded in the audio file at `path`, if any.
     public static func embedded(inAudioFileAt path: String) -> CoverArt? {
+        guard FFmpegLibrary.available else { return nil }
         var probe: UnsafeMutablePointer<AVIOContext>?
         FFmpegLog.install()
-        guard avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return nil }
+        guard ff.avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return nil }
         var found: UnsafePointer<AVInputFormat>?
-        let score = av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
-        avio_closep(&probe)
+        let score = ff.av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
+        ff.avio_closep(&probe)
         guard score >= 0, let found else { return nil }
         var context: UnsafeMutablePointer<AVFormatContext>?
-        guard avformat_open_input(&context, path, found, nil) >= 0, let opened = context else { return nil }
-        defer { avformat_close_input(&context) }
+        guard ff.avformat_open_input(&context, path, found, nil) >= 0, let opened = context else { return nil }
+        defer { ff.avformat_close_input(&context) }
         var best: (art: CoverArt, front: Bool)?
         for index in 0..<Int(opened.pointee.nb_streams) {
             guard let stream = opened.pointee.streams[index],
@@ -62,7 +64,7 @@ public struct CoverArt: Sendable, Hashable {
             guard let bytes = picture.data, picture.size > 0, Int(picture.size) <= maximumSize else { continue }
             let art = CoverArt(data: Array(UnsafeBufferPointer(start: bytes, count: Int(picture.size))))
             // ID3 and FLAC name the picture's role; FFmpeg keeps it as the stream's "comment".
-            let role = av_dict_get(stream.pointee.metadata, "comment", nil, 0).flatMap { $0.pointee.value.map { String(cString: $0) } }
+            let role = ff.av_dict_get(stream.pointee.metadata, "comment", nil, 0).flatMap { $0.pointee.value.map { String(cString: $0) } }
             let front = role == nil || role == "Cover (front)"
             if best == nil || (front && !best!.front) { best = (art, front) }
         }

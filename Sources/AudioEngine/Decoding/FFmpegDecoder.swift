@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 import Glibc
 
 /// A decoder over FFmpeg's libavformat and libavcodec, for what libsndfile cannot open: AAC (LC,
@@ -81,27 +82,30 @@ final class FFmpegDecoder {
             // Probe the contents alone: given the path, FFmpeg would also score the name's
             // extension, and take random bytes named .mp3 for MP3.
             var probe: UnsafeMutablePointer<AVIOContext>?
-            let opened = avio_open(&probe, path, AVIO_FLAG_READ)
+            let opened = ff.avio_open(&probe, path, AVIO_FLAG_READ)
             guard opened >= 0 else { return opened }
             var found: UnsafePointer<AVInputFormat>?
-            let score = av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
-            avio_closep(&probe)
+            let score = ff.av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
+            ff.avio_closep(&probe)
             guard score >= 0, let found else { return score < 0 ? score : FFmpegError.demuxerNotFound }
-            return avformat_open_input(&context, path, found, nil)
+            return ff.avformat_open_input(&context, path, found, nil)
         }
     }
 
     /// Opens bytes in memory (read through `bytes`).
     convenience init(bytes: VirtualSource, name: String) throws(OpenFailure) {
+        if let reason = FFmpegLibrary.unavailableReason {
+            throw OpenFailure(recognised: true, error: AudioFileError(source: name, reason: .unsupportedFormat(reason)))
+        }
         guard let input = FFmpegInput(bytes) else {
             throw OpenFailure(recognised: false, error: AudioFileError(source: name, reason: .decodeFailed("out of memory")))
         }
         try self.init(source: name, input: input) { context in
-            context = avformat_alloc_context()
+            context = ff.avformat_alloc_context()
             guard let allocated = context else { return FFmpegError.outOfMemory }
             allocated.pointee.pb = input.context
             allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-            return avformat_open_input(&context, nil, nil, nil)
+            return ff.avformat_open_input(&context, nil, nil, nil)
         }
     }
 
@@ -121,6 +125,8 @@ final class FFmpegDecoder {
         func fail(_ reason: AudioFileError.Reason, recognised: Bool = true) -> OpenFailure {
             OpenFailure(recognised: recognised, error: AudioFileError(source: source, reason: reason))
         }
+        // Without FFmpeg nothing more can be opened: say why (a missing library, named).
+        if let reason = FFmpegLibrary.unavailableReason { throw fail(.unsupportedFormat(reason)) }
         var context: UnsafeMutablePointer<AVFormatContext>?
         let (opened, openLog) = FFmpegLog.capturing { open(&context) }
         guard opened >= 0, let context else {
@@ -131,23 +137,23 @@ final class FFmpegDecoder {
         }
         var owned: UnsafeMutablePointer<AVFormatContext>? = context
         var codecOwned: UnsafeMutablePointer<AVCodecContext>?
-        var packetOwned: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
-        var frameOwned: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+        var packetOwned: UnsafeMutablePointer<AVPacket>? = ff.av_packet_alloc()
+        var frameOwned: UnsafeMutablePointer<AVFrame>? = ff.av_frame_alloc()
         var success = false
         defer {
             if !success {
-                avformat_close_input(&owned)
-                avcodec_free_context(&codecOwned)
-                av_packet_free(&packetOwned)
-                av_frame_free(&frameOwned)
+                ff.avformat_close_input(&owned)
+                ff.avcodec_free_context(&codecOwned)
+                ff.av_packet_free(&packetOwned)
+                ff.av_frame_free(&frameOwned)
             }
         }
         guard let packetOwned, let frameOwned else { throw fail(.decodeFailed("out of memory")) }
 
-        let (found, findLog) = FFmpegLog.capturing { avformat_find_stream_info(context, nil) }
+        let (found, findLog) = FFmpegLog.capturing { ff.avformat_find_stream_info(context, nil) }
         guard found >= 0 else { throw fail(FFmpegError.openReason(found, log: findLog)) }
         var decoder: UnsafePointer<AVCodec>?
-        let index = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
+        let index = ff.av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
         guard index >= 0, let stream = context.pointee.streams[Int(index)] else {
             if index == FFmpegError.decoderNotFound {
                 let name = Self.firstAudioCodecName(context) ?? "unknown"
@@ -157,12 +163,12 @@ final class FFmpegDecoder {
         }
         guard let decoder else { throw fail(.unsupportedFormat("unsupported codec (FFmpeg has no decoder for it)")) }
         let parameters = stream.pointee.codecpar!
-        guard let codec = avcodec_alloc_context3(decoder) else { throw fail(.decodeFailed("out of memory")) }
+        guard let codec = ff.avcodec_alloc_context3(decoder) else { throw fail(.decodeFailed("out of memory")) }
         codecOwned = codec
-        var status = avcodec_parameters_to_context(codec, parameters)
+        var status = ff.avcodec_parameters_to_context(codec, parameters)
         guard status >= 0 else { throw fail(FFmpegError.openReason(status, log: nil)) }
         codec.pointee.pkt_timebase = stream.pointee.time_base
-        let (codecOpened, codecLog) = FFmpegLog.capturing { avcodec_open2(codec, decoder, nil) }
+        let (codecOpened, codecLog) = FFmpegLog.capturing { ff.avcodec_open2(codec, decoder, nil) }
         status = codecOpened
         guard status >= 0 else {
             let name = String(cString: decoder.pointee.name)
@@ -181,7 +187,7 @@ final class FFmpegDecoder {
         timeBase = stream.pointee.time_base
         let nopts = earshot_av_nopts_value()
         startTimestamp = stream.pointee.start_time == nopts ? 0 : stream.pointee.start_time
-        let lossless = (avcodec_descriptor_get(decoder.pointee.id)?.pointee.props ?? 0) & (1 << 2) != 0
+        let lossless = (ff.avcodec_descriptor_get(decoder.pointee.id)?.pointee.props ?? 0) & (1 << 2) != 0
         preroll = lossless ? 0 : 4096
         endTolerance = Int64(max(parameters.pointee.frame_size, 4096))
 
@@ -194,9 +200,9 @@ final class FFmpegDecoder {
         let estimated = context.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE
         var frames: Int64?
         if stream.pointee.duration != nopts && stream.pointee.duration > 0 {
-            frames = av_rescale_q(stream.pointee.duration, stream.pointee.time_base, AVRational(num: 1, den: sampleRate))
+            frames = ff.av_rescale_q(stream.pointee.duration, stream.pointee.time_base, AVRational(num: 1, den: sampleRate))
         } else if context.pointee.duration != nopts && context.pointee.duration > 0 {
-            frames = av_rescale(context.pointee.duration, Int64(sampleRate), Int64(AV_TIME_BASE))
+            frames = ff.av_rescale(context.pointee.duration, Int64(sampleRate), Int64(AV_TIME_BASE))
         }
         exactFrameCount = estimated ? nil : frames
         format = AudioFileFormat(
@@ -213,14 +219,14 @@ final class FFmpegDecoder {
     }
 
     deinit {
-        swr_free(&converter)
+        ff.swr_free(&converter)
         pending.deallocate()
-        avcodec_free_context(&codecContext)
-        avformat_close_input(&formatContext)
+        ff.avcodec_free_context(&codecContext)
+        ff.avformat_close_input(&formatContext)
         var packet: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&packet)
+        ff.av_packet_free(&packet)
         var frame: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&frame)
+        ff.av_frame_free(&frame)
         // `input` (the custom I/O over bytes in memory) is released after the format context.
     }
 
@@ -275,21 +281,21 @@ final class FFmpegDecoder {
         let rate = Int64(format.sampleRate)
         let backoff = [preroll, max(preroll, rate), 10 * rate]
         let start = attempt < backoff.count ? target - backoff[attempt] : -rate
-        let timestamp = startTimestamp + av_rescale_q(start, AVRational(num: 1, den: Int32(format.sampleRate)), timeBase)
+        let timestamp = startTimestamp + ff.av_rescale_q(start, AVRational(num: 1, den: Int32(format.sampleRate)), timeBase)
         var (status, log) = FFmpegLog.capturing {
-            avformat_seek_file(formatContext, streamIndex, Int64.min, timestamp, timestamp, 0)
+            ff.avformat_seek_file(formatContext, streamIndex, Int64.min, timestamp, timestamp, 0)
         }
         if status < 0 && timestamp < startTimestamp {
             // Some demuxers (ADTS, seeking by bytes) refuse a time before the stream: its start, then.
             (status, log) = FFmpegLog.capturing {
-                avformat_seek_file(formatContext, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
+                ff.avformat_seek_file(formatContext, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
             }
         }
         guard status >= 0 else {
             let seconds = AudioFileError.format(seconds: Double(target) / Double(format.sampleRate))
             throw AudioFileError(source: source, reason: .decodeFailed("cannot seek to \(seconds) s (\(FFmpegError.detail(status, log: log)))"))
         }
-        avcodec_flush_buffers(codecContext)
+        ff.avcodec_flush_buffers(codecContext)
         pendingCount = 0
         pendingOffset = 0
         demuxerDone = false
@@ -310,9 +316,9 @@ final class FFmpegDecoder {
                 appendSilence()
                 return true
             }
-            let received = avcodec_receive_frame(codecContext, frame)
+            let received = ff.avcodec_receive_frame(codecContext, frame)
             if received >= 0 {
-                defer { av_frame_unref(frame) }
+                defer { ff.av_frame_unref(frame) }
                 try append(frame)
                 if pendingOffset < pendingCount { return true }
                 continue
@@ -320,18 +326,18 @@ final class FFmpegDecoder {
             if received == FFmpegError.endOfFile { decoderDone = true; break }
             guard received == FFmpegError.again else { throw failure(received, log: nil) }
             if demuxerDone { decoderDone = true; break }
-            let (readStatus, readLog) = FFmpegLog.capturing { av_read_frame(formatContext, packet) }
+            let (readStatus, readLog) = FFmpegLog.capturing { ff.av_read_frame(formatContext, packet) }
             if readStatus < 0 {
                 if readStatus != FFmpegError.endOfFile && !(formatContext.pointee.pb?.pointee.eof_reached ?? 0 != 0) {
                     throw failure(readStatus, log: readLog)
                 }
                 demuxerDone = true
-                avcodec_send_packet(codecContext, nil)  // drain
+                ff.avcodec_send_packet(codecContext, nil)  // drain
                 continue
             }
-            defer { av_packet_unref(packet) }
+            defer { ff.av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
-            let (sent, sendLog) = FFmpegLog.capturing { avcodec_send_packet(codecContext, packet) }
+            let (sent, sendLog) = FFmpegLog.capturing { ff.avcodec_send_packet(codecContext, packet) }
             if sent < 0 && sent != FFmpegError.again {
                 rejectedPackets += 1
                 if rejectedPackets >= 8 { throw failure(sent, log: sendLog) }
@@ -339,7 +345,7 @@ final class FFmpegDecoder {
                 // where the next frame's timestamp places it anyway).
                 if seekTarget == nil {
                     let duration = packet.pointee.duration > 0
-                        ? av_rescale_q(packet.pointee.duration, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+                        ? ff.av_rescale_q(packet.pointee.duration, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
                         : Int64(codecContext.pointee.frame_size)
                     silenceOwed += max(0, duration)
                 }
@@ -377,7 +383,7 @@ final class FFmpegDecoder {
         let converter = try converter(for: frame)
         pendingCount = 0
         pendingOffset = 0
-        let capacity = Int(swr_get_out_samples(converter, Int32(count))) + 32
+        let capacity = Int(ff.swr_get_out_samples(converter, Int32(count))) + 32
         if capacity * channels > pendingCapacity {
             pending.deallocate()
             pendingCapacity = capacity * channels
@@ -385,13 +391,13 @@ final class FFmpegDecoder {
         }
         var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(pending).assumingMemoryBound(to: UInt8.self)
         let input = UnsafeMutableRawPointer(frame.pointee.extended_data!).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-        let converted = swr_convert(converter, &output, Int32(capacity), input, Int32(count))
+        let converted = ff.swr_convert(converter, &output, Int32(capacity), input, Int32(count))
         pendingCount = max(0, Int(converted)) * channels
         guard let target = seekTarget else { return }
         // The first frames after a seek: place them by their timestamp and drop those before the target.
         let timestamp = frame.pointee.best_effort_timestamp
         guard timestamp != earshot_av_nopts_value() else { seekTarget = nil; return }
-        var first = av_rescale_q(timestamp - startTimestamp, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
+        var first = ff.av_rescale_q(timestamp - startTimestamp, timeBase, AVRational(num: 1, den: Int32(format.sampleRate)))
         if Int64(timeBase.den) < Int64(timeBase.num) * Int64(format.sampleRate) {
             // Timestamps coarser than a frame (ASF's milliseconds): frames of a fixed size start
             // at a multiple of it, so take the nearest.
@@ -416,18 +422,18 @@ final class FFmpegDecoder {
     private func converter(for frame: UnsafeMutablePointer<AVFrame>) throws(AudioFileError) -> OpaquePointer {
         let input = (rate: frame.pointee.sample_rate, format: frame.pointee.format, channels: frame.pointee.ch_layout.nb_channels)
         if let converter, input == converterInput { return converter }
-        swr_free(&converter)
+        ff.swr_free(&converter)
         var outLayout = AVChannelLayout()
-        av_channel_layout_default(&outLayout, Int32(format.channelCount))
-        defer { av_channel_layout_uninit(&outLayout) }
+        ff.av_channel_layout_default(&outLayout, Int32(format.channelCount))
+        defer { ff.av_channel_layout_uninit(&outLayout) }
         var made: OpaquePointer?
-        let status = swr_alloc_set_opts2(
+        let status = ff.swr_alloc_set_opts2(
             &made, &outLayout, AV_SAMPLE_FMT_FLT, Int32(format.sampleRate),
             &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format), frame.pointee.sample_rate, 0, nil
         )
-        guard status >= 0, let made, swr_init(made) >= 0 else {
+        guard status >= 0, let made, ff.swr_init(made) >= 0 else {
             var failed = made
-            swr_free(&failed)
+            ff.swr_free(&failed)
             throw AudioFileError(source: source, reason: .decodeFailed("cannot convert the decoded samples (FFmpeg: \(FFmpegError.text(status)))"))
         }
         converter = made
@@ -487,7 +493,7 @@ final class FFmpegDecoder {
             case 28 /* FF_PROFILE_AAC_HE_V2 */: return "HE-AACv2"
             case 1 /* FF_PROFILE_AAC_LOW */: return "AAC LC"
             default:
-                if let profile = avcodec_profile_name(id, codec.pointee.profile) { return "AAC \(String(cString: profile))" }
+                if let profile = ff.avcodec_profile_name(id, codec.pointee.profile) { return "AAC \(String(cString: profile))" }
                 return "AAC"
             }
         case AV_CODEC_ID_ALAC: return bits > 0 ? "ALAC \(bits)-bit" : "ALAC"
@@ -496,7 +502,7 @@ final class FFmpegDecoder {
         case AV_CODEC_ID_WMAPRO: return "WMA Pro"
         case AV_CODEC_ID_WMALOSSLESS: return "WMA Lossless"
         default:
-            if let descriptor = avcodec_descriptor_get(id), let long = descriptor.pointee.long_name { return String(cString: long) }
+            if let descriptor = ff.avcodec_descriptor_get(id), let long = descriptor.pointee.long_name { return String(cString: long) }
             return String(cString: decoder.pointee.name)
         }
     }
@@ -505,7 +511,7 @@ final class FFmpegDecoder {
         for index in 0..<Int(context.pointee.nb_streams) {
             guard let parameters = context.pointee.streams[index]?.pointee.codecpar,
                   parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO else { continue }
-            return String(cString: avcodec_get_name(parameters.pointee.codec_id))
+            return ff.avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) }
         }
         return nil
     }
@@ -517,11 +523,12 @@ final class FFmpegInput {
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
     init?(_ bytes: VirtualSource) {
+        guard FFmpegLibrary.available else { return nil }
         self.bytes = bytes
         let size = 32768
-        guard let buffer = av_malloc(size) else { return nil }
+        guard let buffer = ff.av_malloc(size) else { return nil }
         let opaque = Unmanaged.passUnretained(bytes).toOpaque()
-        context = avio_alloc_context(
+        context = ff.avio_alloc_context(
             buffer.assumingMemoryBound(to: UInt8.self), Int32(size), 0, opaque,
             { opaque, destination, count in
                 let source = VirtualSource.from(opaque)
@@ -535,11 +542,11 @@ final class FFmpegInput {
                 return source.seek(offset, whence: whence & ~AVSEEK_FORCE)
             }
         )
-        if context == nil { av_free(buffer); return nil }
+        if context == nil { ff.av_free(buffer); return nil }
     }
 
     deinit {
-        if let context { av_freep(&context.pointee.buffer) }
-        avio_context_free(&context)
+        if let context { ff.av_freep(&context.pointee.buffer) }
+        ff.avio_context_free(&context)
     }
 }

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 import Glibc
 import Synchronization
 
@@ -12,7 +13,7 @@ enum FFmpegLog {
     private static let messages = Mutex<[UInt: String]>([:])
 
     private static let installed: Void = {
-        av_log_set_callback { _, level, format, arguments in
+        ff.av_log_set_callback { _, level, format, arguments in
             guard level <= AV_LOG_ERROR, let format, let arguments else { return }
             let thread = UInt(pthread_self())
             var buffer = [CChar](repeating: 0, count: 512)
@@ -55,7 +56,7 @@ enum FFmpegError {
     /// `av_strerror`'s text for `code`.
     static func text(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
-        av_strerror(code, &buffer, buffer.count)
+        ff.av_strerror(code, &buffer, buffer.count)
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)
     }

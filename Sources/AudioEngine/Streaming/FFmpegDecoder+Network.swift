@@ -1,4 +1,5 @@
 internal import CFFmpeg
+internal import CFFmpegLoader
 import Glibc
 import Platform
 import Synchronization
@@ -60,11 +61,11 @@ extension FFmpegDecoder {
         interrupt.setDeadline(seconds: NetworkTimeouts.open)
         defer { interrupt.setDeadline(seconds: nil) }
         try self.init(source: url, input: nil) { context in
-            context = avformat_alloc_context()
+            context = ff.avformat_alloc_context()
             guard let allocated = context else { return FFmpegError.outOfMemory }
             allocated.pointee.interrupt_callback = interrupt.callback
             var options: OpaquePointer?
-            defer { av_dict_free(&options) }
+            defer { ff.av_dict_free(&options) }
             let settings: [(String, String)] = [
                 ("reconnect", "1"), ("reconnect_streamed", "1"),
                 ("reconnect_delay_max", "\(NetworkTimeouts.reconnect)"),
@@ -76,8 +77,8 @@ extension FFmpegDecoder {
                 // Verify the server's certificate and host name (a redirect to https too).
                 ("tls_verify", "1"),
             ] + (certificateAuthorities.map { [("ca_file", $0)] } ?? [])
-            for (key, value) in settings { av_dict_set(&options, key, value, 0) }
-            return avformat_open_input(&context, url, nil, &options)
+            for (key, value) in settings { ff.av_dict_set(&options, key, value, 0) }
+            return ff.avformat_open_input(&context, url, nil, &options)
         }
     }
 
@@ -103,8 +104,8 @@ extension FFmpegDecoder {
     private func ioOption(_ name: String) -> [UInt8]? {
         guard let io = formatContext?.pointee.pb else { return nil }
         var value: UnsafeMutablePointer<UInt8>?
-        guard av_opt_get(UnsafeMutableRawPointer(io), name, Int32(AV_OPT_SEARCH_CHILDREN), &value) >= 0, let value else { return nil }
-        defer { av_free(value) }
+        guard ff.av_opt_get(UnsafeMutableRawPointer(io), name, Int32(AV_OPT_SEARCH_CHILDREN), &value) >= 0, let value else { return nil }
+        defer { ff.av_free(value) }
         let bytes = Array(UnsafeBufferPointer(start: value, count: strlen(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))))
         return bytes.isEmpty ? nil : bytes
     }

@@ -43,7 +43,9 @@ struct PublicSurfaceTests {
             var arguments = ["-I", modules]
             var index = other.startIndex
             while index < other.endIndex {
-                if other[index] == "-Xcc", index + 1 < other.endIndex, other[index + 1].hasPrefix("-fmodule-map-file=") {
+                // Every clang flag (`-Xcc X`: module maps, and a C target's include folder,
+                // given as `-Xcc -I -Xcc PATH`) goes along as it came.
+                if other[index] == "-Xcc", index + 1 < other.endIndex {
                     arguments += other[index...index + 1]
                     index += 2
                     continue

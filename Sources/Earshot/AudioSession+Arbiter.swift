@@ -73,9 +73,18 @@ extension AudioSession {
         return connection
     }
 
+    /// Serves the arbiter on `connection`, which has just acquired its name (on the bus
+    /// thread). If the arbiter cannot be made, the name is given up at once: owned by a
+    /// process that serves nothing, it would leave every session's calls unanswered, and
+    /// keep `earshot daemon` or the next process in the queue from serving.
     private func host(on connection: DBusConnection) {
-        let arbiter = try? Arbiter(connection: connection, configuration: .user())
-        state.withLock { $0.hosted = arbiter }
+        do {
+            let arbiter = try Arbiter(connection: connection, configuration: .user())
+            state.withLock { $0.hosted = arbiter }
+        } catch {
+            AudioSession.trace("cannot host the arbiter (\(error)); giving up \(ArbiterName.bus)")
+            try? connection.releaseNameWithoutReply(ArbiterName.bus)
+        }
     }
 
     private func stopHosting() {

@@ -83,6 +83,9 @@ public final class Arbiter: Sendable {
     /// Where the ducked streams are kept for the next arbiter (`nil`: nowhere).
     let volumeStateFile: ArbiterStateFile?
     let state: Mutex<State>
+    /// Called with every event the arbiter applies, in the order it applies them (under its
+    /// lock): the tests see here the order in which a session's calls reached the arbiter.
+    let eventObserver = Mutex<(@Sendable (SessionPolicy.Event) -> Void)?>(nil)
     private let epoch = MonotonicClock.nanoseconds()
 
     struct State {
@@ -197,7 +200,9 @@ public final class Arbiter: Sendable {
     /// returned, not thrown; the method handlers turn it into an error reply).
     @discardableResult
     func handle(_ event: SessionPolicy.Event) -> [SessionPolicy.Decision] {
+        let observer = eventObserver.withLock { $0 }
         let (decisions, object, needTimers) = state.withLock { s in
+            observer?(event)
             let decisions = s.policy.apply(event)
             return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
         }

@@ -27,6 +27,32 @@ public enum NameReleaseReply: UInt32, Sendable {
     case released = 1, nonExistent = 2, notOwner = 3
 }
 
+extension NameRequestReply {
+    /// The answer carried by a `RequestName` reply.
+    ///
+    /// - Throws: ``DBusError`` `Failed` when the reply carries no known answer.
+    public init(_ reply: DBusMessage) throws(DBusError) {
+        let arguments = try reply.arguments()
+        guard case .uint32(let code)? = arguments.first, let result = NameRequestReply(rawValue: code) else {
+            throw .failed("RequestName returned \(arguments)")
+        }
+        self = result
+    }
+}
+
+extension DBusMessage {
+    /// A call of `org.freedesktop.DBus.RequestName` for `name`, to send with other calls
+    /// (``DBusConnection/calls(_:timeout:)``); read its reply with ``NameRequestReply/init(_:)``.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid or unique name.
+    public static func requestName(_ name: String, flags: NameRequestFlags = []) throws(DBusError) -> DBusMessage {
+        try BusName.validate(name)
+        guard !name.hasPrefix(":") else { throw .invalidArgs("“\(name)” is a unique name; only well-known names can be requested") }
+        return try .methodCall(destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
+                               method: "RequestName", arguments: [.string(name), .uint32(flags.rawValue)])
+    }
+}
+
 /// A change of a name's owner, from `NameOwnerChanged`; `nil` means no owner.
 public struct NameOwnerChange: Sendable, Hashable {
     public var name: String
@@ -44,13 +70,7 @@ extension DBusConnection {
     ///
     /// - Throws: ``DBusError`` `InvalidArgs` for an invalid or unique name, or the bus's error.
     public func requestName(_ name: String, flags: NameRequestFlags = []) async throws(DBusError) -> NameRequestReply {
-        try BusName.validate(name)
-        guard !name.hasPrefix(":") else { throw .invalidArgs("“\(name)” is a unique name; only well-known names can be requested") }
-        let reply = try await busCall("RequestName", [.string(name), .uint32(flags.rawValue)])
-        guard case .uint32(let code)? = reply.first, let result = NameRequestReply(rawValue: code) else {
-            throw .failed("RequestName(\(name)) returned \(reply)")
-        }
-        return result
+        try NameRequestReply(try await call(try .requestName(name, flags: flags)))
     }
 
     /// Releases a well-known name (or leaves its queue).

@@ -93,37 +93,51 @@ public final class DBusConnection: Sendable {
     /// - Throws: the ``DBusError`` of an error reply; `NoReply` after `timeout`;
     ///   `Disconnected` when the connection is closed.
     public func call(_ message: DBusMessage, timeout: Duration = .seconds(25)) async throws(DBusError) -> DBusMessage {
+        try await calls([message], timeout: timeout)[0].get()
+    }
+
+    /// Sends method calls back to back, in order, without waiting for a reply between them,
+    /// then waits for every reply. The bus delivers one connection's messages in the order
+    /// they were sent, so each callee sees them in this order, one round trip after the
+    /// first instead of one after the other.
+    ///
+    /// - Returns: each call's reply or error (`NoReply` after `timeout`, `Disconnected`
+    ///   when the connection is closed), in the order of `messages`.
+    public func calls(_ messages: [DBusMessage], timeout: Duration = .seconds(25)) async -> [Result<DBusMessage, DBusError>] {
+        guard !messages.isEmpty else { return [] }
         let millis = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let loop = self.loop
-        do {
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DBusMessage, any Error>) in
-                let accepted = loop.perform {
-                    var pending: OpaquePointer?
-                    guard dbus_connection_send_with_reply(loop.connection, message.raw, &pending, millis) != 0, let pending else {
-                        continuation.resume(throwing: DBusError.disconnected())
-                        return
-                    }
-                    let box = Unmanaged.passRetained(ContinuationBox(continuation)).toOpaque()
-                    let set = dbus_pending_call_set_notify(pending, { pending, data in
-                        let box = Unmanaged<ContinuationBox>.fromOpaque(data!).takeUnretainedValue()
-                        box.complete(with: dbus_pending_call_steal_reply(pending))
-                    }, box, { data in Unmanaged<ContinuationBox>.fromOpaque(data!).release() })
-                    if set == 0 {
-                        Unmanaged<ContinuationBox>.fromOpaque(box).release()
-                        continuation.resume(throwing: DBusError(DBusError.Name.noMemory, "cannot wait for the reply"))
-                    } else if dbus_pending_call_get_completed(pending) != 0 {
-                        Unmanaged<ContinuationBox>.fromOpaque(box).takeUnretainedValue()
-                            .complete(with: dbus_pending_call_steal_reply(pending))
-                    }
-                    dbus_pending_call_unref(pending)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[Result<DBusMessage, DBusError>], Never>) in
+            let replies = ReplyCollector(count: messages.count, continuation)
+            let accepted = loop.perform {
+                for (index, message) in messages.enumerated() {
+                    DBusConnection.sendWithReply(message, on: loop, millis: millis) { replies.store($0, at: index) }
                 }
-                if !accepted { continuation.resume(throwing: DBusError.disconnected()) }
             }
-        } catch let error as DBusError {
-            throw error
-        } catch {
-            throw .failed("\(error)")
+            if !accepted { continuation.resume(returning: messages.map { _ in .failure(.disconnected()) }) }
         }
+    }
+
+    /// Sends `message` and calls `onReply` once with its reply; on the bus thread only.
+    private static func sendWithReply(_ message: DBusMessage, on loop: BusLoop, millis: Int32,
+                                      _ onReply: @escaping (Result<DBusMessage, DBusError>) -> Void) {
+        var pending: OpaquePointer?
+        guard dbus_connection_send_with_reply(loop.connection, message.raw, &pending, millis) != 0, let pending else {
+            onReply(.failure(.disconnected()))
+            return
+        }
+        let box = Unmanaged.passRetained(ReplyBox(onReply)).toOpaque()
+        let set = dbus_pending_call_set_notify(pending, { pending, data in
+            let box = Unmanaged<ReplyBox>.fromOpaque(data!).takeUnretainedValue()
+            box.complete(with: dbus_pending_call_steal_reply(pending))
+        }, box, { data in Unmanaged<ReplyBox>.fromOpaque(data!).release() })
+        if set == 0 {
+            Unmanaged<ReplyBox>.fromOpaque(box).release()
+            onReply(.failure(DBusError(DBusError.Name.noMemory, "cannot wait for the reply")))
+        } else if dbus_pending_call_get_completed(pending) != 0 {
+            Unmanaged<ReplyBox>.fromOpaque(box).takeUnretainedValue().complete(with: dbus_pending_call_steal_reply(pending))
+        }
+        dbus_pending_call_unref(pending)
     }
 
     /// Calls a method and returns its output arguments.
@@ -268,35 +282,60 @@ public struct SignalSubscription: Sendable {
     public func cancel() { connection.unsubscribe(self) }
 }
 
-/// Carries a call's continuation through libdbus's pending-call user data.
+/// Carries a call's reply handler through libdbus's pending-call user data.
 ///
-/// `@unchecked Sendable`: made on the calling thread before libdbus sees it, then touched
-/// only on the bus thread (the reply callback and libdbus's free function, which `deinit`
-/// runs from); `continuation` is cleared on first use, so it resumes once.
-private final class ContinuationBox: @unchecked Sendable {
-    private var continuation: CheckedContinuation<DBusMessage, any Error>?
-    init(_ continuation: CheckedContinuation<DBusMessage, any Error>) { self.continuation = continuation }
+/// `@unchecked Sendable`: made on the bus thread, then touched only there (the reply
+/// callback and libdbus's free function, which `deinit` runs from); `onReply` is cleared
+/// on first use, so it is called once.
+private final class ReplyBox: @unchecked Sendable {
+    private var onReply: ((Result<DBusMessage, DBusError>) -> Void)?
+    init(_ onReply: @escaping (Result<DBusMessage, DBusError>) -> Void) { self.onReply = onReply }
 
     /// libdbus frees a pending call without notifying when the connection is finalized
     /// with the call still open; the waiter then learns the connection is gone.
-    deinit { continuation?.resume(throwing: DBusError.disconnected("the connection closed before the reply arrived")) }
+    deinit { onReply?(.failure(DBusError.disconnected("the connection closed before the reply arrived"))) }
 
-    /// Resumes once; runs on the bus thread only.
+    /// Hands the reply over once; runs on the bus thread only.
     func complete(with raw: OpaquePointer?) {
-        guard let continuation else {
+        guard let onReply else {
             if let raw { dbus_message_unref(raw) }
             return
         }
-        self.continuation = nil
+        self.onReply = nil
         guard let raw else {
-            continuation.resume(throwing: DBusError(DBusError.Name.noReply, "the call completed without a reply"))
+            onReply(.failure(DBusError(DBusError.Name.noReply, "the call completed without a reply")))
             return
         }
         let reply = DBusMessage(taking: raw)
         if let error = reply.error {
-            continuation.resume(throwing: error)
+            onReply(.failure(error))
         } else {
-            continuation.resume(returning: reply)
+            onReply(.success(reply))
         }
+    }
+}
+
+/// Gathers the replies of ``DBusConnection/calls(_:timeout:)`` and resumes its waiter when
+/// the last one is in.
+///
+/// `@unchecked Sendable`: made on the calling thread before the bus thread sees it, then
+/// touched only on the bus thread (every `store` comes from a reply callback or the send
+/// loop there), so `results` needs no lock.
+private final class ReplyCollector: @unchecked Sendable {
+    private var results: [Result<DBusMessage, DBusError>?]
+    private var missing: Int
+    private let continuation: CheckedContinuation<[Result<DBusMessage, DBusError>], Never>
+
+    init(count: Int, _ continuation: CheckedContinuation<[Result<DBusMessage, DBusError>], Never>) {
+        results = Array(repeating: nil, count: count)
+        missing = count
+        self.continuation = continuation
+    }
+
+    func store(_ result: Result<DBusMessage, DBusError>, at index: Int) {
+        guard results[index] == nil else { return }
+        results[index] = result
+        missing -= 1
+        if missing == 0 { continuation.resume(returning: results.map { $0! }) }
     }
 }

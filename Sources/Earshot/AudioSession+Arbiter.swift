@@ -50,7 +50,7 @@ extension AudioSession {
                 return
             }
             guard previous != nil, previous != owner else { return }
-            Task { try? await self.register(on: connection, reset: true) }
+            self.enqueue { try? await self.register(on: connection, reset: true) }
         })
         // Unicast signals need no match rule; SessionsAvailable is broadcast and does.
         subscriptions.append(try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { [weak self] message in
@@ -73,9 +73,18 @@ extension AudioSession {
         return connection
     }
 
+    /// Serves the arbiter on `connection`, which has just acquired its name (on the bus
+    /// thread). If the arbiter cannot be made, the name is given up at once: owned by a
+    /// process that serves nothing, it would leave every session's calls unanswered, and
+    /// keep `earshot daemon` or the next process in the queue from serving.
     private func host(on connection: DBusConnection) {
-        let arbiter = try? Arbiter(connection: connection, configuration: .user())
-        state.withLock { $0.hosted = arbiter }
+        do {
+            let arbiter = try Arbiter(connection: connection, configuration: .user())
+            state.withLock { $0.hosted = arbiter }
+        } catch {
+            AudioSession.trace("cannot host the arbiter (\(error)); giving up \(ArbiterName.bus)")
+            try? connection.releaseNameWithoutReply(ArbiterName.bus)
+        }
     }
 
     private func stopHosting() {
@@ -88,10 +97,10 @@ extension AudioSession {
     /// Whether this process hosts the arbiter.
     public var isHostingArbiter: Bool { state.withLock { $0.hosted != nil } }
 
-    /// Registers with the whole current state. After a host change, a session that is
-    /// interrupted by another, or silenced by the screen lock, says so, and the new
-    /// arbiter carries the interruption on or ends it; if its interrupter is gone, the
-    /// interruption ends here.
+    /// Registers with the whole current state (when connecting, or on the path). After a
+    /// host change, a session that is interrupted by another, or silenced by the screen
+    /// lock, says so, and the new arbiter carries the interruption on or ends it; if its
+    /// interrupter is gone, the interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
         var (full, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, InterruptionReason?, Bool) in
             ([ArbiterProtocol.RegisterKey.category.rawValue: .string(s.category.rawValue), ArbiterProtocol.RegisterKey.options.rawValue: .strings(WireFormat.names(of: s.options)),
@@ -119,7 +128,6 @@ extension AudioSession {
             full[ArbiterProtocol.RegisterKey.wasPlaying.rawValue] = .boolean(wasPlaying)
         }
         let owner = try await connection.nameOwner(ArbiterName.bus)
-        let announcements = state.withLock { $0.roomAnnouncements }
         let answer: Result<[DBusValue], DBusError>
         do {
             answer = .success(try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path,
@@ -131,14 +139,13 @@ extension AudioSession {
         if case .failure(let error) = answer, error.name == ArbiterName.Error.limitsExceeded {
             // No room now: keep the state here, and register when the arbiter says there
             // is room (SessionsAvailable) or a new host takes over; meanwhile the calls
-            // that would change the session change only the state kept here.
-            let announced = state.withLock { s in
+            // that would change the session change only the state kept here. Room
+            // announced while this call was on its way is tried on the path, after it.
+            state.withLock { s in
                 s.waitingForRoom = true
                 s.waitingAfterHostChange = s.waitingAfterHostChange || reset
-                return s.roomAnnouncements != announcements
             }
             AudioSession.trace("registration refused (\(error.message)); waiting for room")
-            if announced { retryRegistration(on: connection) }
             return
         }
         let reply = try answer.get()
@@ -150,6 +157,7 @@ extension AudioSession {
             s.secondaryHint = situation[ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue]?.bool ?? false
             s.duckGain = gain
             s.outputReported = output
+            s.arbiterHasSound = full[ArbiterProtocol.RegisterKey.producingSound.rawValue]?.bool ?? false
             return s.registeredWith
         }
         engine.setProcessGain(wantedProcessGain)
@@ -166,42 +174,26 @@ extension AudioSession {
         }
     }
 
-    /// Registers again after a refusal for lack of room: one attempt at a time, and one
-    /// more if room was announced while an attempt was on its way.
+    /// Registers again after a refusal for lack of room, on the path: after the refused
+    /// registration (a step that waits for the connection, which made it), and before what
+    /// the session does next. Room announced while an attempt is on its way enqueues another.
     private func retryRegistration(on connection: DBusConnection) {
-        let go = state.withLock { s -> Bool in
-            guard s.waitingForRoom else { return false }
-            if s.retryingRegistration {
-                s.retryAgain = true
-                return false
-            }
-            s.retryingRegistration = true
-            return true
-        }
-        guard go else { return }
-        Task {
-            while true {
-                // A registration refused after a host change is still one: it says why
-                // it is interrupted, and the session hears mediaServicesWereReset.
-                try? await self.register(on: connection, reset: self.state.withLock { $0.waitingAfterHostChange })
-                let again = self.state.withLock { s -> Bool in
-                    defer { s.retryAgain = false }
-                    if s.waitingForRoom, s.retryAgain { return true }
-                    s.retryingRegistration = false
-                    return false
-                }
-                if !again { break }
-            }
-            if !self.state.withLock({ $0.waitingForRoom }) {
-                AudioSession.trace("registered after waiting for room")
-                await self.reportSoundIfStillProducing()
-            }
+        enqueue {
+            _ = try? await self.connect()
+            let (waiting, reset) = self.state.withLock { ($0.waitingForRoom, $0.waitingAfterHostChange) }
+            guard waiting else { return }
+            // A registration refused after a host change is still one: it says why
+            // it is interrupted, and the session hears mediaServicesWereReset.
+            try? await self.register(on: connection, reset: reset)
+            guard !self.state.withLock({ $0.waitingForRoom }) else { return }
+            AudioSession.trace("registered after waiting for room")
+            await self.reportMissedSound()
         }
     }
 
-    /// Calls an arbiter method on the caller's session. While the session waits for room
-    /// in the arbiter, the call is not made: the caller records the change here, and the
-    /// registration carries it.
+    /// Calls an arbiter method on the caller's session (on the path). While the session
+    /// waits for room in the arbiter, the call is not made: the caller records the change
+    /// here, and the registration carries it.
     func call(_ method: String, _ arguments: [DBusValue]) async throws {
         let connection = try await connect()
         guard !state.withLock({ $0.waitingForRoom }) else { return }
@@ -221,13 +213,12 @@ extension AudioSession {
         }
         switch member {
         case ArbiterProtocol.Signal.sessionsAvailable.rawValue:
-            let waiting = state.withLock { s in
-                s.roomAnnouncements += 1
-                return s.waitingForRoom
-            }
-            if waiting, let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
+            // Tried on the path, whether or not a refusal has arrived yet: a registration
+            // on its way may be refused before the attempt runs.
+            if let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
         case ArbiterProtocol.Signal.deactivated.rawValue:
             state.withLock { $0.isActive = false }
+            arbiterSilencedSession()
             AudioSession.trace("deactivated by the arbiter (\(args.first?.string ?? "?"))")
             post(.deactivatedAfterSilence)
         case ArbiterProtocol.Signal.interruptionBegan.rawValue:
@@ -240,6 +231,7 @@ extension AudioSession {
                 s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
                 s.isActive = false
             }
+            arbiterSilencedSession()
             AudioSession.trace("interruption began")
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))

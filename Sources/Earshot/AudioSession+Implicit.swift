@@ -40,10 +40,10 @@ extension AudioSession {
             return true
         }
         guard go else { return }
-        player.afterNextStart { Task { await self.connectAndActivate() } }
+        player.afterNextStart { self.enqueue { await self.connectAndActivate() } }
     }
 
-    /// The implicit join's work, after a joining player's first frame: once at a time.
+    /// The implicit join's work, after a joining player's first frame (on the path).
     private func connectAndActivate() async {
         let go = state.withLock { s -> Bool in
             guard !s.joiningImplicitly, s.connection == nil else { return false }
@@ -61,20 +61,20 @@ extension AudioSession {
             AudioSession.trace("implicit session: no bus (\(error)); playing without a session")
             return
         }
+        // The engine sounded before the session watched it: its sound is the session's
+        // now, and the activation reports it.
+        let sounding = engine.isProducingSound && hasPlayingPlayer
         let activate = state.withLock { s -> Bool in
             s.joiningImplicitly = false
             s.implicitRetryAt = nil
+            if sounding { s.producingSound = true }
             return !s.isActive && !s.interrupted
         }
         AudioSession.trace("implicit session joined")
         guard activate else { return }
         // The first player that plays activates the session, as on iOS, even if its
         // sound has already ended (a soloAmbient activation interrupts the others).
-        try? await setActive(true)
-        if engine.isProducingSound, hasPlayingPlayer {
-            state.withLock { $0.producingSound = true }
-            await reportSound(true)
-        }
+        try? await sendActivation(true)
     }
 
     /// Whether the session is on the bus (players that start then follow it directly).

@@ -14,30 +14,28 @@ extension AudioSession {
     /// ``connection()``.
     public func adopt(_ player: MPRISPlayer, commands: RemoteCommandCenter) async throws {
         let observation = commands.observe { [weak self] in
-            Task { try? await self?.updateRemoteCommands() }
+            guard let self else { return }
+            self.enqueue { try? await self.sendRemoteCommands() }
         }
         state.withLock { s in
             s.mpris = player
             s.commandObservation = observation
         }
         remoteCommandsAvailability.withLock { $0 = commands }
-        try await updateRemoteCommands()
+        try await onPath { try await self.sendRemoteCommands() }
     }
 
     var remoteCommandsAvailable: Bool {
         remoteCommandsAvailability.withLock { $0?.hasAvailableCommand ?? false }
     }
 
-    func updateRemoteCommands() async throws {
-        guard state.withLock({ $0.mpris != nil }) else { return }
-        try await call(ArbiterProtocol.Method.setRemoteCommandsEnabled.rawValue, [.boolean(remoteCommandsAvailable)])
-    }
-
-    /// Whether this session may be the remote-control target (its own view of the rule).
+    /// Whether this session may be the remote-control target: the arbiter's rule
+    /// (`SessionPolicy.isEligibleRemoteTarget`), applied to what this session tells the
+    /// arbiter (its category and options, and a remote command enabled on an adopted player).
     public var isEligibleRemoteTarget: Bool {
         let (category, options, adopted) = state.withLock { ($0.category, $0.options, $0.mpris != nil) }
-        let mixable = options.contains(.mixWithOthers) || options.contains(.duckOthers) || options.contains(.interruptSpokenAudioAndMixWithOthers)
-        return (category == .playback || category == .playAndRecord) && !mixable && adopted && remoteCommandsAvailable
+        return SessionPolicy.isEligibleRemoteTarget(category: category, options: options,
+                                                    hasEnabledRemoteCommand: adopted && remoteCommandsAvailable)
     }
 
     func startWatchingSound() {
@@ -55,7 +53,10 @@ extension AudioSession {
     /// outside it): sound that starts while only system sounds play neither activates nor
     /// interrupts, claims no name and is not the app's last sound. The engine mixes every
     /// voice into one sound, so the session tells them apart here, by what plays.
-    private func soundChanged(_ producing: Bool) {
+    ///
+    /// Called on the engine's thread; the change and its report are enqueued together on
+    /// the path, so the arbiter hears the changes in the order the engine made them.
+    func soundChanged(_ producing: Bool) {
         let systemOnly = producing && SystemSound.playingCount > 0 && !livePlayers().contains(where: \.isPlaying)
         let ignored = state.withLock { s -> Bool in
             if systemOnly {
@@ -65,56 +66,12 @@ extension AudioSession {
             defer { s.soundIsSystemSoundsOnly = false }
             if !producing, s.soundIsSystemSoundsOnly { return true }
             s.producingSound = producing
+            // Before the report can go (measurements start here).
+            AudioSession.trace(producing ? "sound started" : "sound stopped")
+            enqueueSoundReport(&s)
             return false
         }
-        guard !ignored else {
-            AudioSession.trace(producing ? "system sound started (not the session's)" : "system sound stopped")
-            return
-        }
-        AudioSession.trace(producing ? "sound started" : "sound stopped")
-        Task { await self.reportSound(producing) }
-    }
-
-    /// After a resume within the engine's silence threshold the engine sees no new start
-    /// (it never saw silence), yet the arbiter marked the session silent when it was
-    /// interrupted: report the sound again. (If the engine did go silent, its own start
-    /// event reports it.)
-    func reportSoundIfStillProducing() async {
-        if engine.isProducingSound { await reportSound(true) }
-    }
-
-    /// Reports sound or silence to the arbiter. Reports go one at a time, in order, the
-    /// latest replacing any not yet sent: a stale "silent" (from a pause just before a
-    /// resume) arriving after "producing" would make the arbiter think a playing session
-    /// silent, and a later interruption would then end without `shouldResume`.
-    func reportSound(_ producing: Bool) async {
-        let first = state.withLock { s -> Bool in
-            s.soundToReport = producing
-            guard !s.reportingSound else { return false }
-            s.reportingSound = true
-            return true
-        }
-        guard first else { return }  // the reporter running now sends it next
-        while let next = state.withLock({ s -> Bool? in
-            defer { s.soundToReport = nil }
-            if s.soundToReport == nil { s.reportingSound = false }
-            return s.soundToReport.map { $0 || !s.recorders.isEmpty }
-        }) {
-            if next, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
-                _ = try? await mpris.claimName()
-                AudioSession.trace("name claimed")
-            }
-            if next {
-                // The output is opened before the sound it carries: say it first, once.
-                let output = outputArguments
-                if state.withLock({ $0.outputReported != output }) {
-                    try? await call(ArbiterProtocol.Method.setOutput.rawValue, output)
-                    state.withLock { $0.outputReported = output }
-                }
-            }
-            try? await call(ArbiterProtocol.Method.reportSound.rawValue, [.boolean(next)])
-            AudioSession.trace(next ? "sound reported" : "silence reported")
-        }
+        if ignored { AudioSession.trace(producing ? "system sound started (not the session's)" : "system sound stopped") }
     }
 
     /// `SetOutput`'s arguments for the engine's output now: kind and name.
@@ -159,37 +116,28 @@ extension AudioSession {
             return (false, !s.isActive)
         }
         guard let interrupted else { return false }
-        // The engine already sounds, with system sounds only: it sees no new start, so
-        // the player's sound is reported here.
-        let joinsSystemSound = interrupted == false && state.withLock { s -> Bool in
-            guard s.soundIsSystemSoundsOnly else { return false }
-            (s.soundIsSystemSoundsOnly, s.producingSound) = (false, true)
-            return true
-        }
-        if joinsSystemSound, !activate { Task { await self.reportSound(true) } }
         if interrupted {
-            Task {
-                try? await self.setActive(true)
+            enqueue {
+                try? await self.sendActivation(true)
                 let start = self.state.withLock { s -> Bool in
                     guard s.startsAwaitingActivation.remove(id) != nil else { return false }
                     // Still interrupted (the screen is locked): wait for the end instead.
                     if s.interrupted { s.pausedByInterruption.insert(id) }
                     return !s.interrupted
                 }
-                if start {
-                    player.resumeAfterInterruption()
-                    await self.reportSoundIfStillProducing()
-                }
+                // Its sound, if the engine starts again, is reported after the activation.
+                if start { player.resumeAfterInterruption() }
             }
             return false
         }
-        if activate {
-            Task {
-                try? await self.setActive(true)
-                // Sound that started before the activation reached the arbiter was refused
-                // there; now that the session is active, report it again.
-                await self.reportSoundIfStillProducing()
-            }
+        // The engine already sounds, with system sounds only: it sees no new start, so
+        // the player's sound is reported here, after the activation if there is one (which
+        // reports it itself).
+        state.withLock { s in
+            if activate { enqueue { try? await self.sendActivation(true) } }
+            guard s.soundIsSystemSoundsOnly else { return }
+            (s.soundIsSystemSoundsOnly, s.producingSound) = (false, true)
+            if !activate { enqueueSoundReport(&s) }
         }
         return true
     }
@@ -233,9 +181,11 @@ extension AudioSession {
             return s.resumeOwed
         }
         guard owed else { return }
-        Task {
-            self.state.withLock { $0.resumeActivations += 1 }
-            try? await self.setActive(true)
+        state.withLock { $0.resumeActivations += 1 }
+        enqueue {
+            // Reports the sound the engine kept making through the interruption (its
+            // silence threshold), which the arbiter stopped counting when it interrupted.
+            try? await self.sendActivation(true)
             // Interrupted again while activating: the players wait for that interruption's end.
             let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
                 s.resumeActivations -= 1
@@ -261,9 +211,7 @@ extension AudioSession {
                     s.resumeOwed = !s.pausedByInterruption.isEmpty
                 }
                 playing.forEach { $0.pauseForSession(.interrupted) }
-                return
             }
-            await self.reportSoundIfStillProducing()
         }
     }
 

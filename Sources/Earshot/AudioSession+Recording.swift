@@ -45,13 +45,15 @@ extension AudioSession {
     /// A recorder of this process started or continued recording: the session is in use, as
     /// when it sounds (the arbiter then ends an interruption of it with shouldResume).
     func recorderStarted(_ recorder: AudioRecorder) {
-        let first = state.withLock { s in s.recorders.insert(ObjectIdentifier(recorder)).inserted && s.recorders.count == 1 }
-        if first { Task { await self.reportSound(true) } }
+        state.withLock { s in
+            if s.recorders.insert(ObjectIdentifier(recorder)).inserted && s.recorders.count == 1 { enqueueSoundReport(&s) }
+        }
     }
 
     /// A recorder of this process paused, stopped or ended.
     func recorderStopped(_ recorder: AudioRecorder) {
-        let last = state.withLock { s in s.recorders.remove(ObjectIdentifier(recorder)) != nil && s.recorders.isEmpty }
-        if last, !engine.isProducingSound { Task { await self.reportSound(false) } }
+        state.withLock { s in
+            if s.recorders.remove(ObjectIdentifier(recorder)) != nil && s.recorders.isEmpty && !s.producingSound { enqueueSoundReport(&s) }
+        }
     }
 }

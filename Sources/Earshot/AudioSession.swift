@@ -77,6 +77,9 @@ public final class AudioSession: Sendable {
     let state = Mutex(SessionState())
     let observers = Observers<Notification>()
     let remoteCommandsAvailability = Mutex<RemoteCommandCenter?>(nil)
+    /// The one path to the arbiter (see `AudioSession+Events.swift`): its steps run one at
+    /// a time, in the order they were enqueued.
+    let steps: AsyncStream<Step>.Continuation
 
     struct SessionState {
         var category: Category = .soloAmbient
@@ -113,13 +116,6 @@ public final class AudioSession: Sendable {
         /// The arbiter refused the registration for lack of room (`LimitsExceeded`): the
         /// session keeps its state here and registers on `SessionsAvailable`.
         var waitingForRoom = false
-        /// How many `SessionsAvailable` have arrived (one that arrives while a refused
-        /// `Register` is on its way means: try again at once).
-        var roomAnnouncements = 0
-        /// A retry of the registration is on its way.
-        var retryingRegistration = false
-        /// Room was announced while a retry was on its way: try once more after it.
-        var retryAgain = false
         /// The refused registration followed a host change (the retry is one too).
         var waitingAfterHostChange = false
         var subscriptions: [SignalSubscription] = []
@@ -131,7 +127,7 @@ public final class AudioSession: Sendable {
         /// An interruption ended with `shouldResume` and the players it paused have not
         /// played again yet.
         var resumeOwed = false
-        /// Activations on their way to resume players.
+        /// Activations enqueued to resume players and not yet answered.
         var resumeActivations = 0
         /// Players being started again by a resumption (their start must not take over a
         /// new interruption), and how many interruptions have begun so far.
@@ -141,9 +137,13 @@ public final class AudioSession: Sendable {
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
-        /// The sound state waiting to be reported, and whether a report is on its way.
-        var soundToReport: Bool?
-        var reportingSound = false
+        /// Whether the arbiter counts the session as sounding, as far as the path knows:
+        /// set by its answered reports and registrations, cleared by an activation's
+        /// refusal of sound, a deactivation, and the arbiter's interruptions and
+        /// deactivations. Written on the path only (see `AudioSession+Events.swift`).
+        var arbiterHasSound = false
+        /// Sound reports enqueued on the path and not yet sent.
+        var soundReportsOnPath = 0
         /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
         var recorders: Set<ObjectIdentifier> = []
         /// A player's start is connecting the implicit session (see `joinImplicitly`).
@@ -160,7 +160,13 @@ public final class AudioSession: Sendable {
         self.appName = appName ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "earshot") } ?? "earshot"
         self.bus = bus
         self.engine = engine
+        let (stream, continuation) = AsyncStream.makeStream(of: Step.self)
+        steps = continuation
+        // The consumer holds the stream only: a session that goes away finishes it (deinit).
+        Task { for await step in stream { await step() } }
     }
+
+    deinit { steps.finish() }
 
     // MARK: Category and activation
 
@@ -196,11 +202,13 @@ public final class AudioSession: Sendable {
         if let refusal = WireFormat.refusal(of: options, with: category) {
             throw DBusError(ArbiterName.Error.rejected, refusal)
         }
-        try await call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
-        state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
-        applyRecordingCategory()
-        routeMonitor()?.reportCategoryChange()
-        try await updateRemoteCommands()
+        try await onPath {
+            try await self.call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
+            self.state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
+            self.applyRecordingCategory()
+            self.routeMonitor()?.reportCategoryChange()
+            try await self.sendRemoteCommands()
+        }
     }
 
     /// Activates or deactivates the session.
@@ -214,12 +222,8 @@ public final class AudioSession: Sendable {
             let running = state.withLock { s in s.players.values.count { $0.player?.isPlaying == true } }
             if running > 0 { throw AudioSessionError.isBusy(runningPlayers: running) }
         }
-        AudioSession.trace(active ? "activate" : "deactivate")
-        try await call(ArbiterProtocol.Method.setActive.rawValue, [.boolean(active), .boolean(options.contains(.notifyOthersOnDeactivation))])
-        // The arbiter's signals come before its reply: an interruption that the
-        // activation itself caused (the screen is locked) is already recorded.
-        state.withLock { s in s.isActive = active && !s.interrupted }
-        applyRecordingCategory()
+        let notify = options.contains(.notifyOthersOnDeactivation)
+        try await onPath { try await self.sendActivation(active, notifyOthers: notify) }
     }
 
     // MARK: Route and hardware

@@ -89,7 +89,14 @@ public final class MPRISPlayer: Sendable {
     /// owner first in the queue: the “last sound wins” hook.
     @discardableResult
     public func claimName() async throws(DBusError) -> NameRequestReply {
-        try await connection.requestName(busName, flags: [.allowReplacement, .replaceExisting])
+        try NameRequestReply(try await connection.call(try claimNameRequest()))
+    }
+
+    /// The `RequestName` call ``claimName()`` makes, to send with other calls on the
+    /// player's connection (``DBusConnection/calls(_:timeout:)``) so that they need one
+    /// round trip, not one each.
+    public func claimNameRequest() throws(DBusError) -> DBusMessage {
+        try .requestName(busName, flags: [.allowReplacement, .replaceExisting])
     }
 
     /// Carries out and answers the calls already handed to the command queue (waiting at

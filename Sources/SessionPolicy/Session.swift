@@ -99,7 +99,7 @@ public struct Session: Sendable, Hashable, Identifiable {
     /// `playAndRecord`, not mixable, and at least one remote command enabled. Ambient
     /// sound never takes the media keys.
     public var isEligibleRemoteTarget: Bool {
-        category.acceptsMixingOptions && !isMixable && hasEnabledRemoteCommand
+        SessionPolicy.isEligibleRemoteTarget(category: category, options: options, hasEnabledRemoteCommand: hasEnabledRemoteCommand)
     }
 
     /// Whether this session, activating now, interrupts `other` (were it active): a

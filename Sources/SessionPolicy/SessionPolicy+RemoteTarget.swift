@@ -1,4 +1,13 @@
 extension SessionPolicy {
+    /// The rule of eligibility for the remote-control target, in one place: category
+    /// `playback` or `playAndRecord`, no mixing option (not mixable), and at least one
+    /// remote command enabled. The arbiter applies it to its sessions
+    /// (``Session/isEligibleRemoteTarget``); a process asks it about its own session
+    /// before claiming its MPRIS name, so both always agree.
+    public static func isEligibleRemoteTarget(category: Category, options: CategoryOptions, hasEnabledRemoteCommand: Bool) -> Bool {
+        category.acceptsMixingOptions && options.isDisjoint(with: CategoryOptions.mixingBits) && hasEnabledRemoteCommand
+    }
+
     /// The remote-control target: among the eligible sessions
     /// (``Session/isEligibleRemoteTarget``), the one that last started producing sound
     /// (highest ``Session/lastSoundTick``, ties broken by arrival); `nil` if none has
@@ -43,8 +52,11 @@ extension SessionPolicy {
         return (players.filter { $0.status == .playing }.map(\.id).min()) ?? players.map(\.id).min()
     }
 
-    /// `remoteTargetChanged` when the target differs from `before`'s.
-    func remoteTargetChange(since before: SessionPolicy) -> [Decision] {
-        remoteTarget == before.remoteTarget ? [] : [.remoteTargetChanged(remoteTarget)]
+    /// Whether the targets changed since `before`, decided here only: `remoteTargetChanged`
+    /// when the Earshot target differs from `before`'s, then `targetChanged` when the
+    /// target across all apps does.
+    func targetChanges(since before: SessionPolicy) -> [Decision] {
+        (remoteTarget == before.remoteTarget ? [] : [.remoteTargetChanged(remoteTarget)])
+            + (target == before.target ? [] : [.targetChanged(target)])
     }
 }

@@ -139,8 +139,7 @@ public struct SessionPolicy: Sendable, Equatable {
         refreshRemoteTarget()
         decisions += duckingChanges(since: before)
         decisions += hintChanges(since: before)
-        decisions += remoteTargetChange(since: before)
-        if target != before.target { decisions.append(.targetChanged(target)) }
+        decisions += targetChanges(since: before)
         return decisions
     }
 

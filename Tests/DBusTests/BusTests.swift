@@ -75,6 +75,31 @@ struct BusTests {
         .structure([.string("s"), .structure([.int32(1), .array(.double, [.double(2)])])]),
     ]
 
+    @Test("calls sent back to back are answered each in its place, an error reply failing only its own call")
+    func callsBackToBack() async throws {
+        let fixture = try Fixture()
+        let messages = try [
+            DBusMessage.methodCall(destination: fixture.server.uniqueName, path: "/org/earshot/Test", interface: Fixture.interface,
+                                   method: "Sleep", arguments: [.uint32(50)]),
+            DBusMessage.methodCall(destination: fixture.server.uniqueName, path: "/org/earshot/Test", interface: Fixture.interface,
+                                   method: "Add", arguments: [.int32(Int32.max), .int32(1)]),
+            DBusMessage.methodCall(destination: fixture.server.uniqueName, path: "/org/earshot/Test", interface: Fixture.interface,
+                                   method: "Add", arguments: [.int32(2), .int32(3)]),
+            DBusMessage.requestName("org.earshot.TestBackToBack"),
+        ]
+        let replies = await fixture.client.calls(messages)
+        #expect(replies.count == 4)
+        #expect((try? replies[0].get().arguments()) == [])
+        if case .failure(let error) = replies[1] {
+            #expect(error.name == DBusError.Name.invalidArgs, "\(error)")
+        } else {
+            Issue.record("the overflowing Add succeeded: \(replies[1])")
+        }
+        #expect((try? replies[2].get().arguments()) == [.int32(5)])
+        #expect((try? NameRequestReply(replies[3].get())) == .primaryOwner)
+        #expect(await fixture.client.calls([]).isEmpty)
+    }
+
     @Test("every value type survives a round trip through dbus-daemon", arguments: samples)
     func echo(_ value: DBusValue) async throws {
         let fixture = try Fixture()

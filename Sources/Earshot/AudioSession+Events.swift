@@ -1,0 +1,143 @@
+import Arbiter
+import DBus
+import MPRIS
+import SessionPolicy
+
+/// The one path from the session to the arbiter.
+///
+/// Activation, sound reports, registration, category and remote-command changes are steps
+/// on one path: each is enqueued synchronously where it happens (an engine's, a player's or
+/// a recorder's thread, the bus thread, an app's task), under the session's lock when it
+/// carries the session's state, and one consumer task runs the steps one at a time, in
+/// that order. The arbiter therefore sees them in the order they happened in the process:
+/// no report overtakes another (a stale "silent" cannot land after a newer "producing"),
+/// and an activation is not overtaken by the sound that followed it, nor overtakes the
+/// sound that came before it. A step that makes several calls sends them back to back
+/// (the bus keeps one connection's order) and then awaits their replies.
+///
+/// A step never waits for another step (it would wait for itself): code on the path calls
+/// the `send…` functions, not the public methods that enqueue.
+extension AudioSession {
+    /// One step of the path.
+    typealias Step = @Sendable () async -> Void
+
+    /// Enqueues `step` after every step enqueued before this call returned.
+    func enqueue(_ step: @escaping Step) { steps.yield(step) }
+
+    /// Runs `work` on the path, after the steps enqueued before, and returns its result.
+    func onPath<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            enqueue {
+                do {
+                    continuation.resume(returning: try await work())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    // MARK: Steps
+
+    /// Activates or deactivates the session at the arbiter (on the path). After an
+    /// activation, sound the arbiter does not count is reported (``reportMissedSound()``).
+    func sendActivation(_ active: Bool, notifyOthers: Bool = false) async throws {
+        AudioSession.trace(active ? "activate" : "deactivate")
+        try await call(ArbiterProtocol.Method.setActive.rawValue, [.boolean(active), .boolean(notifyOthers)])
+        // The arbiter's signals come before its reply: an interruption that the
+        // activation itself caused (the screen is locked) is already recorded.
+        state.withLock { s in
+            s.isActive = active && !s.interrupted
+            if !active { s.arbiterHasSound = false }
+        }
+        applyRecordingCategory()
+        if active { await reportMissedSound() }
+    }
+
+    /// The one rule that brings the arbiter's view of the session's sound up to the
+    /// process's, after an activation or a registration: sound the process makes (or a
+    /// recording) that the arbiter does not count is reported now, once. The arbiter does
+    /// not count it when it refused it (the session was interrupted) or when it silenced
+    /// the session at an interruption while the engine sounded on through its silence
+    /// threshold (so the engine sees no new start when the players resume). A session the
+    /// arbiter already counts does not report again (that would make it the last sound),
+    /// nor does one with a report still on the path (that report says it, in order).
+    func reportMissedSound() async {
+        let missed = state.withLock { s in
+            (s.producingSound || !s.recorders.isEmpty) && !s.arbiterHasSound && !s.interrupted && s.soundReportsOnPath == 0
+        }
+        if missed { await sendSound(true) }
+    }
+
+    /// Enqueues a report of the session's use (sound, or a recording) as it is in `s` now.
+    /// Called under the state lock where that use changes, so that reports keep the order
+    /// of the changes, whatever threads made them.
+    func enqueueSoundReport(_ s: inout SessionState) {
+        let inUse = s.producingSound || !s.recorders.isEmpty
+        s.soundReportsOnPath += 1
+        enqueue {
+            self.state.withLock { $0.soundReportsOnPath -= 1 }
+            await self.sendSound(inUse)
+        }
+    }
+
+    /// The arbiter stopped counting the session's sound (it interrupted or deactivated it):
+    /// recorded on the path, after the replies of the calls sent before its signal came.
+    func arbiterSilencedSession() {
+        enqueue { self.state.withLock { $0.arbiterHasSound = false } }
+    }
+
+    /// Reports sound or silence to the arbiter (on the path). On sound in an eligible
+    /// session the MPRIS name is claimed first (the desktop's target follows), and an output
+    /// that changed is told first (it is opened before the sound it carries); the calls
+    /// go back to back on the session's connection, then their replies are awaited, so the
+    /// report reaches the arbiter one round trip after the sound, not one per call.
+    func sendSound(_ producing: Bool) async {
+        guard let connection = await registeredConnection(), !state.withLock({ $0.waitingForRoom }) else { return }
+        var messages: [DBusMessage] = []
+        var claims = false
+        if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
+            if mpris.connection === connection, let request = try? mpris.claimNameRequest() {
+                messages.append(request)
+                claims = true
+            } else {
+                // Published on another connection: the bus keeps no order between two
+                // connections, so the claim is answered before the report goes.
+                _ = try? await mpris.claimName()
+                AudioSession.trace("name claimed")
+            }
+        }
+        let output = outputArguments
+        let tellsOutput = producing && state.withLock { $0.outputReported != output }
+        if tellsOutput, let message = try? arbiterMessage(.setOutput, output) { messages.append(message) }
+        guard let report = try? arbiterMessage(.reportSound, [.boolean(producing)]) else { return }
+        messages.append(report)
+        let replies = await connection.calls(messages)
+        if claims { AudioSession.trace("name claimed") }
+        let succeeded: [Bool] = replies.map { if case .success = $0 { true } else { false } }
+        state.withLock { s in
+            if tellsOutput, succeeded[claims ? 1 : 0] { s.outputReported = output }
+            s.arbiterHasSound = producing && succeeded[succeeded.count - 1]
+        }
+        AudioSession.trace(producing ? "sound reported" : "silence reported")
+    }
+
+    /// The connection once the session has registered (without a suspension then, so that
+    /// a report goes out at once), else after connecting; nil if the bus cannot be reached.
+    func registeredConnection() async -> DBusConnection? {
+        if let connection = state.withLock({ $0.registeredWith != nil ? $0.connection : nil }) { return connection }
+        return try? await connect()
+    }
+
+    /// Tells the arbiter whether the adopted player has a remote command enabled (on the path).
+    func sendRemoteCommands() async throws {
+        guard state.withLock({ $0.mpris != nil }) else { return }
+        try await call(ArbiterProtocol.Method.setRemoteCommandsEnabled.rawValue, [.boolean(remoteCommandsAvailable)])
+    }
+
+    /// A call of one of the arbiter's methods.
+    func arbiterMessage(_ method: ArbiterProtocol.Method, _ arguments: [DBusValue]) throws(DBusError) -> DBusMessage {
+        try .methodCall(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
+                        method: method.rawValue, arguments: arguments)
+    }
+}

@@ -51,14 +51,16 @@ struct SoundServerPlayTests {
         try await player.waitUntilPlaying()
         let id = try await player.uniqueName()
         try await sessionPoll("earshot status to show the output") { try await world.status().row(id)?.output.hasPrefix("pulseaudio-") == true }
-        // ALSA named with --device: said as such.
-        let alsa = try Child(Paths.earshot, ["play", "--name", "direct", "--device", "null", try SessionWorld.tone(.right, frequency: 500, duration: 20)],
+        // ALSA named with --device: said as such. ALSA's `default` (its pulse plugin, to this
+        // world's server), which plays in real time: `null` takes a 20 s tone in 0.2 s, and
+        // the player was gone before the status was read.
+        let alsa = try Child(Paths.earshot, ["play", "--name", "direct", "--device", "default", try SessionWorld.tone(.right, frequency: 500, duration: 20)],
                              environment: world.environment)
         defer { alsa.kill(SIGKILL) }
         let direct = SessionPlayer(app: "direct", side: .right, process: alsa, world: world)
         try await direct.waitUntilPlaying()
         let directID = try await direct.uniqueName()
-        try await sessionPoll("earshot status to show the ALSA device") { try await world.status().row(directID)?.output == "alsa:null" }
+        try await sessionPoll("earshot status to show the ALSA device") { try await world.status().row(directID)?.output == "alsa:default" }
     }
 
     @Test("earshot sound's stream has media.role event and names earshot")

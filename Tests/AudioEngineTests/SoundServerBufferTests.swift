@@ -118,6 +118,44 @@ struct SoundServerBufferTests {
         }
     }
 
+    @Test("with a long buffer, voices queued one after another stay gapless, and finish when heard")
+    func longBufferStaysGapless() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine("Buffer Gapless Test")
+            engine.setPreferredIOBufferDuration(0.1)
+            // Three tones of one frequency, 0.7 s each (one at 44.1 kHz, resampled): heard as
+            // one 2.1 s tone when nothing is lost or added between them.
+            let paths = [try TestSignals.sine(frequency: 800, duration: 0.7, level: -6),
+                         try TestSignals.sine(frequency: 800, duration: 0.7, level: -6, sampleRate: 44100),
+                         try TestSignals.sine(frequency: 800, duration: 0.7, level: -6)]
+            let voices = try paths.map { try engine.makeVoice(for: AudioFile(contentsOf: $0)) }
+            defer { voices.forEach { $0.dispose() } }
+            let finished = Locked<[Double]>([])
+            for voice in voices {
+                voice.setHandlers(onFinished: { _ in finished.withLock { $0.append(engine.deviceCurrentTime) } }, onError: nil)
+            }
+            let capture = try Capture(server: server)
+            var started = 0.0
+            let audio = try await capture.record {
+                try voices[0].play()
+                started = engine.deviceCurrentTime
+                try voices[1].play(after: voices[0])
+                try voices[2].play(after: voices[1])
+                try await eventually("the three to finish", timeout: 8) { finished.value.count == 3 }
+                try await Task.sleep(for: .milliseconds(150))
+            }
+            let regions = audio.activeRegions()
+            print(String(format: "Buffer gapless: %@; finished at %@ s after the start; %d underruns, %d dropouts", "\(regions)",
+                         finished.value.map { String(format: "%.3f", $0 - started) }.joined(separator: ", "), engine.underrunCount,
+                         voices.reduce(0) { $0 + $1.dropoutCount }))
+            try #require(regions.count == 1, "\(regions)")
+            #expect(abs(regions[0].duration - 2.1) <= 0.02, "\(regions[0].duration) s")
+            // The last one finishes when its end is heard, not when it was mixed (about 200 ms earlier).
+            let last = try #require(finished.value.last)
+            #expect(last - started >= 2.1 - 0.02, "finished \(last - started) s after the start")
+        }
+    }
+
     @Test("a new period applies when the stream next starts after silence: the open output is reopened with it")
     func newPeriodAppliesAtNextStart() async throws {
         try await withAudio(idleTimeout: 0) { server in

@@ -232,30 +232,45 @@ public final class AudioSession: Sendable {
     /// inputs (the sound server's sources, the default first; see ``currentInputs``).
     public var currentRoute: AudioRoute { (routeMonitor()?.currentRoute ?? .empty).with(inputs: currentInputs) }
 
-    /// The engine's sample rate; the preferred rate is recorded but the process's one
-    /// engine keeps the rate it was made with.
-    public var sampleRate: Double { Double(engine.configuration.sampleRate) }
+    /// The sample rate in use: the engine's voices are made for it and its output opened
+    /// at it (the sound server resamples to the sink's rate if it must).
+    public var sampleRate: Double { Double(engine.sampleRate) }
     /// The sample rate set with ``setPreferredSampleRate(_:)``, if any.
     public var preferredSampleRate: Double? { state.withLock { $0.preferredSampleRate } }
-    /// Records a preferred sample rate (kept and read back; the engine's rate stays).
+    /// Asks the engine for a sample rate, clamped to 8000…192000 Hz
+    /// (`AudioEngine.sampleRateRange`). Players are made for the engine's rate, so the
+    /// rate changes only while the process has no player: at once if it has none, otherwise
+    /// when the next player is made after all were released; the output then plays at it
+    /// from its next start after silence. ``sampleRate`` says the rate in use (as on iOS,
+    /// read it back rather than assume the preference was granted).
     ///
     /// - Throws: ``DBusError`` (`InvalidArgs`) for a rate outside 8000…384000 Hz.
     public func setPreferredSampleRate(_ rate: Double) throws {
         guard rate.isFinite, rate >= 8000, rate <= 384_000 else { throw DBusError.invalidArgs("a sample rate of \(rate) Hz is out of range (8000…384000)") }
         state.withLock { $0.preferredSampleRate = rate }
+        engine.setPreferredSampleRate(Int(rate.rounded()))
     }
 
-    /// The engine's period as a duration (its IO buffer).
-    public var ioBufferDuration: Double { Double(engine.configuration.periodFrames) / Double(engine.configuration.sampleRate) }
+    /// The IO buffer duration the output granted: the sound server's request size (its
+    /// `minreq`, as the server answered) or the ALSA period, in seconds. The output buffers
+    /// `AudioEngine.Configuration.periods` of them (3 by default).
+    public var ioBufferDuration: Double { engine.ioBufferDuration }
     /// The IO buffer duration set with ``setPreferredIOBufferDuration(_:)``, if any.
     public var preferredIOBufferDuration: Double? { state.withLock { $0.preferredIOBufferDuration } }
-    /// Records a preferred IO buffer duration in seconds (kept and read back; the engine's
-    /// period stays).
+    /// Asks the engine for an IO buffer duration (its period), clamped to 2.5…100 ms
+    /// (`AudioEngine.ioBufferDurationRange`; as on iOS, whose hardware period is at most
+    /// 4096 frames; an ALSA device named with `--device` keeps at least 512 frames). It
+    /// applies to the next output the engine opens, or to the open one when its stream
+    /// next starts after silence (the next play after everything was paused, stopped or
+    /// had finished); a stream that keeps playing keeps its period until then.
+    /// ``ioBufferDuration`` then says what the server granted. A long period costs fewer
+    /// wakeups; a short one lets a new sound start sooner.
     ///
     /// - Throws: ``DBusError`` (`InvalidArgs`) for a duration outside 0…1 s.
     public func setPreferredIOBufferDuration(_ duration: Double) throws {
         guard duration.isFinite, duration > 0, duration <= 1 else { throw DBusError.invalidArgs("an IO buffer of \(duration) s is out of range (0…1 s)") }
         state.withLock { $0.preferredIOBufferDuration = duration }
+        engine.setPreferredIOBufferDuration(duration)
     }
     /// The output latency of the engine.
     public var outputLatency: Double { engine.outputLatency }

@@ -96,11 +96,24 @@ struct ServerMatrixTests {
         for problem in problems { Issue.record(Comment(rawValue: problem)) }
     }
 
-    /// Plays 1.2 s, pauses, and returns what did not match.
-    private func pauseOnce(on kind: ServerKind) async throws -> [String] {
+    /// A long buffer (100 ms periods, about 200 ms queued in the server) still stops at
+    /// once: the queue is flushed, and the sink's share of the buffer is kept at 8 ms or
+    /// less, so the sink's rendered block is all that still plays, rewinds or not.
+    @Test("with a 100 ms preferred period, a pause is heard within 30 ms and currentTime matches", arguments: ServerKind.allCases)
+    func longBufferPositionMatches(on kind: ServerKind) async throws {
+        let problems = try await bestOfTakes("Matrix \(kind.rawValue), long-buffer pause", held: "matches") {
+            try await pauseOnce(on: kind, period: 0.1)
+        }
+        for problem in problems { Issue.record(Comment(rawValue: problem)) }
+    }
+
+    /// Plays 1.2 s, pauses, and returns what did not match; with `period`, as the
+    /// engine's preferred IO buffer duration.
+    private func pauseOnce(on kind: ServerKind, period: Double? = nil) async throws -> [String] {
         var problems: [String] = []
         try await kind.run { address, record in
             let engine = Self.engine(address)
+            if let period { engine.setPreferredIOBufferDuration(period) }
             let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
             defer { voice.dispose() }
             var atPause = 0.0, settled = 0.0
@@ -114,8 +127,9 @@ struct ServerMatrixTests {
             }
             let regions = audio.activeRegions()
             let heard = regions.totalDuration
-            print(String(format: "Matrix %@: heard %.4f s in %@, currentTime %.4f s at the pause call, %.4f s after; %d underruns",
-                         kind.rawValue, heard, "\(regions)", atPause, settled, engine.underrunCount))
+            print(String(format: "Matrix %@: period %.1f ms; heard %.4f s in %@, currentTime %.4f s at the pause call, %.4f s after; %d underruns",
+                         kind.rawValue, engine.ioBufferDuration * 1000, heard, "\(regions)", atPause, settled, engine.underrunCount))
+            if let period, engine.ioBufferDuration < period * 0.9 { problems.append("granted period \(engine.ioBufferDuration) s") }
             if abs(settled - heard) > 0.010 { problems.append("currentTime \(settled) s, the sink played \(heard) s") }
             if heard - atPause > 0.030 { problems.append("the sound went on \(heard - atPause) s after pause()") }
         }

@@ -15,6 +15,7 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
     let channels: Int
     let periodFrames: Int
     let bufferFrames: Int
+    let request: AudioEngine.OutputRequest
 
     var name: String { device }
     var kind: AudioEngine.OutputKind { .alsa(device: device) }
@@ -23,8 +24,10 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
     ///
     /// - Throws: ``AudioEngineError/deviceUnavailable(device:reason:)`` with ALSA's
     ///   reason, for example "No such file or directory" for an unknown device name.
-    init(device: String, sampleRate: Int, channels: Int, periodFrames: Int, periods: Int) throws(AudioEngineError) {
+    init(device: String, request: AudioEngine.OutputRequest, channels: Int, periodFrames: Int, periods: Int) throws(AudioEngineError) {
         self.device = device
+        self.request = request
+        let sampleRate = request.sampleRate
         var pcm: OpaquePointer?
         var rc = device.withCString { snd_pcm_open(&pcm, $0, SND_PCM_STREAM_PLAYBACK, 0) }
         guard rc >= 0, let pcm else {

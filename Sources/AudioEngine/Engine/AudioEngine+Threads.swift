@@ -37,18 +37,15 @@ extension AudioEngine {
     /// so nothing is written and the next sound starts at once rather than behind queued
     /// silence), and *running* (mixing and writing).
     func renderPeriod(_ state: inout RenderState) -> ThreadWait {
-        let rate = Double(configuration.sampleRate)
         do {
-            guard let device = state.output else {
+            guard var device = state.output else {
                 guard deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue, let opened = pendingOutput else { return .untilSignalled }
                 pendingOutput = nil
-                state.output = opened
-                latencyFrames.store(opened.bufferFrames, ordering: .relaxed)
-                state.running = false
-                state.idleSince = nil
-                state.lastDelay = 0
+                take(opened, into: &state)
                 return .none
             }
+            // The clock and the frames written count at the output's rate.
+            let rate = Double(state.rate)
 
             /// The output failed: close it, keep the clock at what was heard, and let the
             /// event thread pause the voices there and tell the app.
@@ -127,6 +124,29 @@ extension AudioEngine {
             }
             state.idleSince = nil
             if !state.running {
+                // The stream starts after silence: if the engine now asks for another format
+                // (a preferred period or rate), the output is opened again with it first.
+                let wanted = outputRequest()
+                if device.request != wanted {
+                    openOutput.withLock { $0 = nil }
+                    device.close()
+                    state.output = nil
+                    do {
+                        let reopened = try openOutputStream(wanted)
+                        noteGranted(reopened)
+                        openOutput.withLock { $0 = reopened }
+                        take(reopened, into: &state)
+                        device = reopened
+                    } catch {
+                        // As a lost output: the event thread pauses the voices and says why.
+                        streamRunning.store(false, ordering: .releasing)
+                        deviceFailure.withLock { $0 = error }
+                        deviceState.store(DeviceState.closed.rawValue, ordering: .releasing)
+                        eventSemaphore.signal()
+                        return .none
+                    }
+                }
+                let rate = Double(state.rate)
                 // Frame index F is heard at device time F / rate, across stops and reopens.
                 state.framesWritten = Int64((deviceCurrentTime * rate).rounded())
                 publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
@@ -267,11 +287,34 @@ extension AudioEngine {
         _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
     }
 
-    private func publishClock(frames: Double, at stamp: Double) {
+    private func publishClock(frames: Double, at stamp: Double, rate: Int? = nil) {
         clockSequence.add(1, ordering: .acquiringAndReleasing)
         clockFrames.store(frames)
         clockStamp.store(stamp)
+        if let rate { clockRate.store(rate, ordering: .relaxed) }
         clockSequence.add(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// The render thread takes `output` (just opened, stream stopped); at a new rate the
+    /// clock goes on at the same time, counted in the new rate's frames.
+    private func take(_ output: any AudioOutput, into state: inout RenderState) {
+        state.output = output
+        latencyFrames.store(output.bufferFrames, ordering: .relaxed)
+        state.running = false
+        state.idleSince = nil
+        state.lastDelay = 0
+        state.flushedOnce = false
+        let rate = output.request.sampleRate
+        if rate != state.rate {
+            publishClock(frames: deviceCurrentTime * Double(rate), at: MonotonicClock.seconds(), rate: rate)
+            state.rate = rate
+        }
+    }
+
+    /// Records what an output granted, for ``ioBufferDuration`` (any thread).
+    func noteGranted(_ output: any AudioOutput) {
+        grantedRate.store(output.request.sampleRate, ordering: .relaxed)
+        grantedPeriodFrames.store(output.periodFrames, ordering: .relaxed)
     }
 
     /// The reader thread's body: holds the engine for one round of decoding (weakly
@@ -335,7 +378,7 @@ extension AudioEngine {
     /// (a sound start or stop, a finished voice, a failure, a drain) or until the next
     /// finish or start is due to be heard; nothing wakes while idle.
     func eventRound(_ state: inout EventState) -> ThreadWait {
-        let rate = Double(configuration.sampleRate)
+        let rate = Double(sampleRate)
         let starts = soundStarts.load(ordering: .acquiring)
         let stops = soundStops.load(ordering: .acquiring)
         // Starts and stops alternate (start, stop, start…): replay them in order.
@@ -448,8 +491,11 @@ struct RenderState {
     var gainGeneration: UInt32 = 0
     var silence: SilenceTracker
     var idleSince: Double?
+    /// The rate of the output taken last: the clock and `framesWritten` count in it.
+    var rate: Int
 
     init(configuration: AudioEngine.Configuration) {
+        rate = AudioEngine.supportedSampleRate(configuration.sampleRate)
         mix = .allocate(capacity: capacity * 2)
         silence = SilenceTracker(threshold: Int(configuration.silenceBeforeSoundEvent * Double(configuration.sampleRate)))
     }

@@ -37,8 +37,12 @@ public final class AudioEngine: @unchecked Sendable {
         /// Whether the engine says on standard error which output it chose (once, and when
         /// the choice changes).
         public var logsOutputChoice = true
+        /// The rate the engine starts with; ``AudioEngine/setPreferredSampleRate(_:)``
+        /// changes it later (``AudioEngine/sampleRate`` is the rate in use).
         public var sampleRate: Int = 48_000
-        /// Frames per ALSA period; the engine mixes one period at a time. 768 at 48 kHz
+        /// Frames per period (the server's request size, or the ALSA period) the engine
+        /// starts with; ``AudioEngine/setPreferredIOBufferDuration(_:)`` changes it later
+        /// (``AudioEngine/ioBufferDuration`` is the period granted). 768 at 48 kHz
         /// (16 ms; 3 periods, 48 ms buffered). A stopped stream starts from an empty buffer
         /// whatever its size, so the buffer costs no start latency; but a pause (or an
         /// interruption) is heard only once it has played out. Fewer, larger periods cost
@@ -46,6 +50,7 @@ public final class AudioEngine: @unchecked Sendable {
         /// yet 85 ms made interruptions overlap audibly. Below 512, ALSA's pulse plugin
         /// stalled here.
         public var periodFrames: Int = 768
+        /// Periods in the output's buffer (the server's target length, or the ALSA buffer).
         public var periods: Int = 3
         /// Seconds without any playing source after which the device is released.
         public var idleRelease: Double = 2
@@ -108,7 +113,20 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
+    /// What the engine was made with. The sample rate and period in use may differ since:
+    /// see ``sampleRate`` and ``ioBufferDuration``.
     public let configuration: Configuration
+
+    // The format asked of the output (see `AudioEngine+Format.swift`).
+    /// The rate voices are made for and the output is opened at.
+    let currentSampleRate: Atomic<Int>
+    /// A rate asked with `setPreferredSampleRate`, adopted when no voice exists.
+    let requestedSampleRate: Atomic<Int>
+    /// The preferred period in seconds, or 0 for the configuration's frames.
+    let preferredPeriod = AtomicDouble(0)
+    /// The period and buffer the open (or last) output granted, in its frames.
+    let grantedPeriodFrames: Atomic<Int>
+    let grantedRate: Atomic<Int>
 
     // Render table: voice pointers, written by app threads, read by the render thread.
     final class Slot: Sendable { let voice = Atomic<UInt>(0) }
@@ -132,6 +150,8 @@ public final class AudioEngine: @unchecked Sendable {
     let clockSequence = Atomic<UInt64>(0)
     let clockFrames = AtomicDouble(0)
     let clockStamp = AtomicDouble(MonotonicClock.seconds())
+    /// The rate `clockFrames` counts in (changes with the output's rate, in the same sequence).
+    let clockRate: Atomic<Int>
     let latencyFrames = Atomic<Int>(0)
     /// Whether the render thread is writing (the clock then follows the device; while the
     /// stream is stopped or the device released, it follows the monotonic clock).
@@ -164,6 +184,12 @@ public final class AudioEngine: @unchecked Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        let rate = AudioEngine.supportedSampleRate(configuration.sampleRate)
+        currentSampleRate = Atomic(rate)
+        requestedSampleRate = Atomic(rate)
+        clockRate = Atomic(rate)
+        grantedRate = Atomic(rate)
+        grantedPeriodFrames = Atomic(configuration.periodFrames)
         identity = Mutex(configuration.identity)
         slots = (0..<configuration.maximumSources).map { _ in Slot() }
         // Each thread holds the engine weakly and its own semaphore strongly: it takes the
@@ -197,15 +223,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// released. Use it with ``Voice/play(atDeviceTime:)`` to start sources together,
     /// sample-accurately. While the device is open and stalls, the clock waits with it.
     public var deviceCurrentTime: Double {
-        let rate = Double(configuration.sampleRate)
         let open = streamRunning.load(ordering: .acquiring)
-        let cap = 2 * Double(configuration.periodFrames) / rate
         while true {
             let before = clockSequence.load(ordering: .acquiring)
             if before & 1 == 1 { continue }
             let frames = clockFrames.value
             let stamp = clockStamp.value
+            let rate = Double(clockRate.load(ordering: .relaxed))
             if clockSequence.load(ordering: .acquiring) == before {
+                let cap = 2 * Double(grantedPeriodFrames.load(ordering: .relaxed)) / rate
                 let since = max(0, MonotonicClock.seconds() - stamp)
                 return frames / rate + (open ? min(since, cap) : since)
             }
@@ -213,7 +239,7 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// The output latency: frames buffered between the mix and the listener, in seconds.
-    public var outputLatency: Double { Double(latencyFrames.load(ordering: .relaxed)) / Double(configuration.sampleRate) }
+    public var outputLatency: Double { Double(latencyFrames.load(ordering: .relaxed)) / Double(grantedRate.load(ordering: .relaxed)) }
 
     /// Underruns recovered since the engine started.
     public var underrunCount: Int { underruns.load(ordering: .relaxed) }
@@ -225,7 +251,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// nothing clicks. The audio session uses it for ducking.
     public func setProcessGain(_ gain: Float, rampDuration: Double = 0.2) {
         processGainTarget.store(max(0, min(1, gain.isFinite ? gain : 1)))
-        processGainRampFrames.store(max(1, Int(rampDuration * Double(configuration.sampleRate))), ordering: .relaxed)
+        processGainRampFrames.store(max(1, Int(rampDuration * Double(sampleRate))), ordering: .relaxed)
         processGainGeneration.add(1, ordering: .releasing)
     }
 
@@ -264,10 +290,15 @@ public final class AudioEngine: @unchecked Sendable {
     // MARK: Voices
 
     /// Makes a voice for `file`. The engine keeps it until ``Voice/dispose()``.
+    /// A voice made while the engine holds none first adopts a sample rate asked with
+    /// ``setPreferredSampleRate(_:)`` (voices are made for the rate in use).
     public func makeVoice(for file: any FrameSource) throws -> Voice {
-        let voice = try Voice(file: file, engine: self)
-        voices.withLock { $0[ObjectIdentifier(voice)] = voice }
-        return voice
+        try voices.withLock { voices in
+            if voices.isEmpty { adoptRequestedSampleRate() }
+            let voice = try Voice(file: file, engine: self)
+            voices[ObjectIdentifier(voice)] = voice
+            return voice
+        }
     }
 
     /// Puts a voice in the render table.
@@ -311,6 +342,7 @@ public final class AudioEngine: @unchecked Sendable {
             while deviceState.load(ordering: .acquiring) == DeviceState.closing.rawValue { usleep(1000) }
             guard deviceState.load(ordering: .acquiring) == DeviceState.closed.rawValue else { return }
             let output = try openOutputStream()
+            noteGranted(output)
             pendingOutput = output
             openOutput.withLock { $0 = output }
             deviceState.store(DeviceState.open.rawValue, ordering: .releasing)

@@ -22,7 +22,7 @@ extension Voice {
         rewindOnFlush.store(false, ordering: .releasing)
         prepare()
         try engine.attach(self)
-        let frame = deviceTime.map { Int64(($0 * Double(engine.configuration.sampleRate)).rounded()) } ?? Int64.min
+        let frame = deviceTime.map { Int64(($0 * Double(reader.engineRate)).rounded()) } ?? Int64.min
         startFrame.store(frame, ordering: .relaxed)
         playState.store(PlayState.playing.rawValue, ordering: .releasing)
         engine.renderWake.signal()
@@ -64,7 +64,7 @@ extension Voice {
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
             return
         }
-        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        let heard = engine.deviceCurrentTime * Double(reader.engineRate)
         let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
         pausedPosition.store(clock.mediaTime(atFrame: expected) ?? position.value)
         rewindOnFlush.store(true, ordering: .releasing)
@@ -96,7 +96,7 @@ extension Voice {
         if rewindOnFlush.load(ordering: .acquiring), playState.load(ordering: .acquiring) == PlayState.paused.rawValue {
             return pausedPosition.value
         }
-        let heard = engine.deviceCurrentTime * Double(engine.configuration.sampleRate)
+        let heard = engine.deviceCurrentTime * Double(reader.engineRate)
         return clock.mediaTime(atFrame: heard) ?? position.value
     }
 
@@ -125,8 +125,8 @@ extension Voice {
     /// that a change never clicks).
     public func setVolume(_ volume: Float, fadeDuration: Double = 0) {
         targetVolume.store(max(0, min(1, volume.isFinite ? volume : 0)))
-        let frames = max(Int(0.003 * Double(engine.configuration.sampleRate)),
-                         Int((fadeDuration.isFinite ? max(0, fadeDuration) : 0) * Double(engine.configuration.sampleRate)))
+        let frames = max(Int(0.003 * Double(reader.engineRate)),
+                         Int((fadeDuration.isFinite ? max(0, fadeDuration) : 0) * Double(reader.engineRate)))
         fadeFrames.store(frames, ordering: .relaxed)
         volumeGeneration.add(1, ordering: .releasing)
     }

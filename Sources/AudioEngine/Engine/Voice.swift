@@ -57,14 +57,12 @@ public final class Voice: @unchecked Sendable {
     let pausedPosition = AtomicDouble(0)
     /// 0 free, 1 the render thread mixes from the ring, 2 the reader thread resets it.
     let ringOwner = Atomic<Int>(0)
-    /// The reader has buffered ``primeFrames`` (or the whole rest of the file) since the
-    /// ring was last reset: the voice may start.
+    /// The reader has buffered the engine's `primeFrames` (or the whole rest of the file,
+    /// or half the ring) since the ring was last reset: the voice may start. A stopped
+    /// stream takes a whole output buffer (2304 frames by default) in one burst when it
+    /// starts; a voice that started on the reader's first block would run dry inside that
+    /// burst and leave a hole in its sound.
     let primed = Atomic<Bool>(false)
-    /// What a voice needs buffered before it starts. A stopped stream takes a whole
-    /// device buffer (2304 frames by default) in one burst when it starts; a voice that
-    /// started on the reader's first block would run dry inside that burst and leave a
-    /// hole in its sound. This is enough for the burst and the reader's next blocks.
-    static let primeFrames = 4096
 
     // Render → app.
     /// The media time of the ring's read position: what was last *mixed*.
@@ -130,8 +128,8 @@ public final class Voice: @unchecked Sendable {
     init(file: any FrameSource, engine: AudioEngine) throws {
         self.file = file
         self.engine = engine
-        let rate = engine.configuration.sampleRate
-        ring = FrameRing(channels: 2, capacityFrames: rate / 2)
+        let rate = engine.sampleRate
+        ring = FrameRing(channels: 2, capacityFrames: engine.voiceRingFrames(rate: rate))
         renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
         if let stream = file as? NetworkStream {
@@ -284,7 +282,7 @@ public final class Voice: @unchecked Sendable {
     /// a mean square averaged over about 300 ms.
     @inline(__always)
     private func publishMeters(peak: (Float, Float), sumSquares: (Float, Float), frames: Int) {
-        let seconds = Float(frames) / Float(engine.configuration.sampleRate)
+        let seconds = Float(frames) / Float(reader.engineRate)
         let decay = max(0, 1 - seconds / 1.0)
         let smoothing = min(1, seconds / 0.3)
         renderPeak = (max(peak.0, renderPeak.0 * decay), max(peak.1, renderPeak.1 * decay))

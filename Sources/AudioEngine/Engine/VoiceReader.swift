@@ -265,7 +265,7 @@ final class VoiceReader: @unchecked Sendable {
             if n == 0 { break }
             written += n
         }
-        if voice.ring.availableToRead >= min(Voice.primeFrames, voice.ring.capacity / 2) {
+        if voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity / 2) {
             voice.primed.store(true, ordering: .releasing)
         }
     }

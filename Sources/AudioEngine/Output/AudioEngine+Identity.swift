@@ -96,13 +96,13 @@ extension AudioEngine {
 extension AudioEngine {
     /// Opens the output ``Configuration/output`` asks for: the sound server when one answers
     /// (for ``OutputChoice/automatic``), else the ALSA device.
-    func openOutputStream() throws(AudioEngineError) -> any AudioOutput {
+    /// The output is asked for `request` (by default, ``outputRequest()``).
+    func openOutputStream(_ request: OutputRequest? = nil) throws(AudioEngineError) -> any AudioOutput {
+        let request = request ?? outputRequest()
         var fallbackReason: String?
         if configuration.output != .alsa {
             do {
-                let output = try PulseOutput(server: configuration.soundServer, identity: streamIdentity, sampleRate: configuration.sampleRate,
-                                             periodFrames: configuration.periodFrames,
-                                             bufferFrames: configuration.periodFrames * configuration.periods, wake: renderWake)
+                let output = try PulseOutput(server: configuration.soundServer, identity: streamIdentity, request: request, wake: renderWake)
                 noteOutput(output.kind, reason: nil)
                 return output
             } catch {
@@ -119,8 +119,10 @@ extension AudioEngine {
         }
         let output: PCMOutput
         do {
-            output = try PCMOutput(device: configuration.device, sampleRate: configuration.sampleRate, channels: 2,
-                                   periodFrames: configuration.periodFrames, periods: configuration.periods)
+            // A preferred period on ALSA keeps at least 512 frames (see `minimumALSAPeriodFrames`).
+            let period = preferredPeriod.value > 0 ? max(request.periodFrames, AudioEngine.minimumALSAPeriodFrames) : request.periodFrames
+            output = try PCMOutput(device: configuration.device, request: request, channels: 2,
+                                   periodFrames: period, periods: max(1, configuration.periods))
         } catch {
             // Neither: say both, the ALSA reason first (the device is what was opened last).
             guard case .deviceUnavailable(let device, let reason) = error, let fallbackReason else { throw error }

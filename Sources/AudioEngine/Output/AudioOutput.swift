@@ -8,6 +8,12 @@ protocol AudioOutput: AnyObject, Sendable {
     var name: String { get }
     /// Which kind of output this is.
     var kind: AudioEngine.OutputKind { get }
+    /// What the engine asked for when it opened the output (the granted values are
+    /// `sampleRate`, `periodFrames` and `bufferFrames`): the render thread reopens the
+    /// output when the engine asks for something else.
+    var request: AudioEngine.OutputRequest { get }
+    /// The rate the output granted.
+    var sampleRate: Int { get }
     /// Frames the render thread mixes per write.
     var periodFrames: Int { get }
     /// Frames buffered between the mix and the listener when the buffer is full.

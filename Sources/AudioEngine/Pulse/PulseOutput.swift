@@ -58,15 +58,18 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     let sampleRate: Int
     let periodFrames: Int
     let bufferFrames: Int
+    let request: AudioEngine.OutputRequest
 
     var name: String { server }
     var kind: AudioEngine.OutputKind { .soundServer(server: server) }
 
     /// Connects to `address`, or the default server (`PULSE_SERVER`, the client
     /// configuration, or the user's runtime folder) and opens a stereo Float32 stream at `sampleRate` on the
-    /// default sink, asking for `periodFrames` per server request and `bufferFrames` in all.
-    init(server address: String? = nil, identity: AudioEngine.StreamIdentity, sampleRate: Int, periodFrames: Int, bufferFrames: Int,
+    /// default sink, asking for `request`'s rate, its period per server request and its
+    /// buffer in all. The granted period and buffer are read back from the server.
+    init(server address: String? = nil, identity: AudioEngine.StreamIdentity, request: AudioEngine.OutputRequest,
          wake: Semaphore, connectTimeout: Double = 3) throws(OpenError) {
+        let (sampleRate, periodFrames, bufferFrames) = (request.sampleRate, request.periodFrames, request.bufferFrames)
         guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
         let signals = Signals(mainloop: mainloop, wake: wake)
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
@@ -196,6 +199,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.stream = stream
         self.signals = signals
         self.server = serverName
+        self.request = request
         self.sampleRate = Int(rate)
         let minreq = granted.map { Int($0.minreq / frameBytes) } ?? periodFrames
         self.periodFrames = max(64, min(minreq, 16_384))

@@ -1,0 +1,125 @@
+/// The engine's sample rate and period: what an app prefers, what the output is asked for,
+/// and what it granted.
+///
+/// An output keeps the format it was opened with. A new period (and a new rate) is asked of
+/// the next output the engine opens: when the output was released (``Configuration/idleRelease``
+/// seconds of silence) it is opened again with it at the next play; when it is open, the
+/// render thread reopens it with it when the stream next starts after silence (the next play
+/// after everything was paused, stopped or had finished). A stream that keeps playing keeps
+/// its format until then.
+extension AudioEngine {
+    /// The IO buffer durations (periods) ``setPreferredIOBufferDuration(_:)`` accepts,
+    /// in seconds: from 2.5 ms (a sound server's shortest useful request) to 100 ms (as on
+    /// iOS, whose hardware takes at most 4096 frames, 93 ms at 44.1 kHz). The output's
+    /// buffer holds ``Configuration/periods`` periods.
+    public static let ioBufferDurationRange: ClosedRange<Double> = 0.0025...0.1
+
+    /// The sample rates ``setPreferredSampleRate(_:)`` accepts: what the engine resamples
+    /// to and the sound server takes.
+    public static let sampleRateRange: ClosedRange<Int> = 8000...192_000
+
+    /// An ALSA device keeps periods of at least this many frames (ALSA's pulse plugin
+    /// stalled below 512).
+    static let minimumALSAPeriodFrames = 512
+
+    /// The sample rate in use: voices are made for it and the output opened at it.
+    public var sampleRate: Int { currentSampleRate.load(ordering: .acquiring) }
+
+    /// The period the open (or last opened) output granted, in seconds: the sound
+    /// server's request size (`minreq`, as it answered) or the ALSA period. Before the
+    /// first output opens, the configuration's.
+    public var ioBufferDuration: Double {
+        Double(grantedPeriodFrames.load(ordering: .relaxed)) / Double(grantedRate.load(ordering: .relaxed))
+    }
+
+    /// Asks for a period of `seconds`, clamped to ``ioBufferDurationRange`` (and, on a
+    /// named ALSA device, to at least 512 frames). Applies to the next output opened, or
+    /// to the open one when its stream next starts after silence (see the extension's
+    /// notes); ``ioBufferDuration`` then says what was granted. A long period costs fewer
+    /// wakeups; a pause is still heard at once (the buffer is dropped), but a second sound
+    /// started while one plays waits behind the buffer.
+    ///
+    /// - Returns: the duration asked for, after clamping.
+    @discardableResult
+    public func setPreferredIOBufferDuration(_ seconds: Double) -> Double {
+        let range = AudioEngine.ioBufferDurationRange
+        let clamped = seconds.isFinite ? min(max(seconds, range.lowerBound), range.upperBound) : range.lowerBound
+        preferredPeriod.store(clamped)
+        renderWake.signal()
+        return clamped
+    }
+
+    /// Asks for a sample rate, clamped to ``sampleRateRange``. Voices are made for the
+    /// engine's rate, so a new rate is adopted only while the engine holds no voice: at once
+    /// if it holds none, otherwise when the next voice is made after all were disposed. The
+    /// output follows as a new period does (see the extension's notes); ``sampleRate`` says
+    /// the rate in use.
+    ///
+    /// - Returns: the rate asked for, after clamping.
+    @discardableResult
+    public func setPreferredSampleRate(_ rate: Int) -> Int {
+        let clamped = AudioEngine.supportedSampleRate(rate)
+        voices.withLock { voices in
+            requestedSampleRate.store(clamped, ordering: .releasing)
+            if voices.isEmpty { adoptRequestedSampleRate() }
+        }
+        return clamped
+    }
+
+    /// `rate` clamped to ``sampleRateRange``.
+    static func supportedSampleRate(_ rate: Int) -> Int {
+        min(max(rate, sampleRateRange.lowerBound), sampleRateRange.upperBound)
+    }
+
+    /// With the voices' lock held and no voice in the engine: the requested rate becomes the
+    /// rate in use.
+    func adoptRequestedSampleRate() {
+        currentSampleRate.store(requestedSampleRate.load(ordering: .acquiring), ordering: .releasing)
+    }
+
+    /// What an output is asked for: rate, period and buffer (frames at that rate).
+    struct OutputRequest: Equatable, Sendable {
+        var sampleRate: Int
+        var periodFrames: Int
+        var bufferFrames: Int
+    }
+
+    /// The format to open an output with now.
+    ///
+    /// Without a preferred period: the configuration's period, and ``Configuration/periods``
+    /// of them as the buffer. With one, the buffer asked of a sound server is two periods
+    /// and twice the sink's share, which is half a period but at most 8 ms: the server
+    /// (PulseAudio, and pipewire-pulse alike) gives the sink `(tlength − 2·minreq) / 2` of
+    /// the buffer and keeps the rest in the stream's own queue, which a flush drops. So
+    /// whatever the period, a pause leaves at most about 8 ms playing in the sink, even
+    /// where the sink cannot rewind; and a long period buffers two of them (wakeups fall
+    /// with it). At the default 16 ms period both rules ask the same 48 ms. An ALSA device
+    /// keeps ``Configuration/periods`` periods.
+    func outputRequest() -> OutputRequest {
+        let rate = sampleRate
+        let preferred = preferredPeriod.value
+        guard preferred > 0 else {
+            let period = configuration.periodFrames
+            return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: period * max(1, configuration.periods))
+        }
+        var period = max(16, Int((preferred * Double(rate)).rounded()))
+        if configuration.output == .alsa { period = max(period, AudioEngine.minimumALSAPeriodFrames) }
+        let sinkShare = min(period / 2, rate * 8 / 1000)
+        return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: 2 * period + 2 * sinkShare)
+    }
+
+    /// Frames a voice's ring holds: half a second, or room for twice the longest buffer a
+    /// period can ask for and one period more (the burst a starting stream takes).
+    func voiceRingFrames(rate: Int) -> Int {
+        let longest = max(configuration.periodFrames, Int((AudioEngine.ioBufferDurationRange.upperBound * Double(rate)).rounded(.up)))
+        return max(rate / 2, 2 * (max(3, configuration.periods) + 1) * longest)
+    }
+
+    /// What a voice needs buffered before it starts: a starting stream takes its whole
+    /// buffer in one burst, and a voice that started with less would run dry inside it and
+    /// leave a hole; 4096 frames at least (room for the reader's next blocks).
+    var primeFrames: Int {
+        let request = outputRequest()
+        return max(4096, request.bufferFrames + request.periodFrames)
+    }
+}

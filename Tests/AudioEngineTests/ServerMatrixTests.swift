@@ -116,17 +116,8 @@ struct ServerMatrixTests {
             if let period { engine.setPreferredIOBufferDuration(period) }
             let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
             defer { voice.dispose() }
-            var atPause = 0.0, settled = 0.0
-            let audio = try await record {
-                try voice.play()
-                try await Task.sleep(for: .milliseconds(1200))
-                atPause = voice.currentTime
-                voice.pause()
-                try await Task.sleep(for: .milliseconds(300))
-                settled = voice.currentTime
-            }
-            let regions = audio.activeRegions()
-            let heard = regions.totalDuration
+            let pause = try await PauseMeasurement(voice, playing: .milliseconds(1200), record: record)
+            let (regions, heard, atPause, settled) = (pause.audio.activeRegions(), pause.heard, pause.atPause, pause.settled)
             print(String(format: "Matrix %@: period %.1f ms; heard %.4f s in %@, currentTime %.4f s at the pause call, %.4f s after; %d underruns",
                          kind.rawValue, engine.ioBufferDuration * 1000, heard, "\(regions)", atPause, settled, engine.underrunCount))
             if let period, engine.ioBufferDuration < period * 0.9 { problems.append("granted period \(engine.ioBufferDuration) s") }

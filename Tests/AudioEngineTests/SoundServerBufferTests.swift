@@ -67,7 +67,10 @@ struct SoundServerBufferTests {
                 try await Task.sleep(for: .milliseconds(600))
                 stream = try Self.ownStream(server, named: name)
                 try await eventually("the tone to end", timeout: 5) { !voice.isPlaying }
-                try await Task.sleep(for: .milliseconds(150))
+                // A voice stops playing when its last frame is mixed; that frame is heard an
+                // output latency later (about 200 ms with 100 ms periods): the capture runs on
+                // until then. (150 ms flat cut the long-buffer tone 12–15 ms short.)
+                try await Task.sleep(for: .milliseconds(Int((engine.outputLatency + 0.15) * 1000)))
             }
             let granted = engine.ioBufferDuration
             let seen = try #require(stream, "no sink input named \(name)")
@@ -96,19 +99,9 @@ struct SoundServerBufferTests {
             engine.setPreferredIOBufferDuration(0.1)
             let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
             defer { voice.dispose() }
-            let capture = try Capture(server: server)
-            var atPause = 0.0, settled = 0.0
-            let audio = try await capture.record {
-                try voice.play()
-                try await Task.sleep(for: .milliseconds(1300))
-                atPause = voice.currentTime
-                voice.pause()
-                try await Task.sleep(for: .milliseconds(300))
-                settled = voice.currentTime
-            }
-            let regions = audio.activeRegions()
-            try #require(!regions.isEmpty)
-            let heard = regions.totalDuration
+            let pause = try await PauseMeasurement(voice, playing: .milliseconds(1300), record: Capture(server: server).record)
+            try #require(!pause.audio.activeRegions().isEmpty)
+            let (heard, atPause, settled) = (pause.heard, pause.atPause, pause.settled)
             print(String(format: "Buffer pause: period %.1f ms, heard %.4f s; currentTime %.4f s at the pause call, %.4f s after",
                          engine.ioBufferDuration * 1000, heard, atPause, settled))
             #expect(engine.ioBufferDuration >= 0.09)

@@ -93,21 +93,9 @@ struct SoundServerTests {
             let engine = Self.engine()
             let voice = try Self.voice(engine, TestSignals.sine(frequency: 600, duration: 4))
             defer { voice.dispose() }
-            let capture = try Capture(server: server)
-            var atPause = 0.0, settled = 0.0
-            let audio = try await capture.record {
-                try voice.play()
-                try await Task.sleep(for: .milliseconds(1300))
-                atPause = voice.currentTime
-                voice.pause()
-                try await Task.sleep(for: .milliseconds(300))
-                settled = voice.currentTime
-            }
-            // A loaded machine may starve the stream for a moment (an underrun is a gap in the
-            // capture, not lost media): what was heard is the sum of the sounding regions.
-            let regions = audio.activeRegions()
-            try #require(!regions.isEmpty)
-            let heard = regions.totalDuration
+            let pause = try await PauseMeasurement(voice, playing: .milliseconds(1300), record: Capture(server: server).record)
+            try #require(!pause.audio.activeRegions().isEmpty)
+            let (heard, atPause, settled) = (pause.heard, pause.atPause, pause.settled)
             print(String(format: "SoundServer: heard %.4f s; currentTime %.4f s at the pause call, %.4f s after", heard, atPause, settled))
             #expect(abs(settled - heard) <= 0.010, "currentTime \(settled) s, the sink played \(heard) s")
             // What was buffered is dropped: the sound stops within 30 ms of the call.

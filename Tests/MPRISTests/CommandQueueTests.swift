@@ -57,10 +57,13 @@ struct CommandQueueTests {
         let total = ContinuousClock.now - started
 
         // Had the read waited behind the queued calls, every handler still queued would have
-        // run meanwhile; answered beside them, one at most finishes during it.
-        #expect(doneBeforeRead < burst - 2, "the read started only when \(doneBeforeRead) of \(burst) handlers had run: nothing left to measure")
-        #expect(doneAtRead - doneBeforeRead <= 1,
-                "GetAll (\(read)) was answered only after \(doneAtRead - doneBeforeRead) more handlers had run (\(doneBeforeRead) before it)")
+        // run meanwhile (100 ms each); answered beside them, only those that fit in the read's
+        // own time on a loaded machine do (2 in a 0.22 s read in CI's parallel pass): fewer
+        // than half of those left.
+        let left = burst - doneBeforeRead
+        #expect(left > 4, "the read started only when \(doneBeforeRead) of \(burst) handlers had run: nothing left to measure")
+        #expect(doneAtRead - doneBeforeRead < left / 2,
+                "GetAll (\(read)) was answered only after \(doneAtRead - doneBeforeRead) of the \(left) queued handlers had run")
         let (ran, overlap) = (count.value, overlapped.value)
         #expect(ran == burst)
         #expect(!overlap, "two handlers ran at once")

@@ -231,7 +231,11 @@ extension PulseAudioServer: CapturableServer {
 extension PipeWireServer: CapturableServer {
     public var captureLatencyMilliseconds: Int { 100 }
 
-    public func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int) { (sampleRate, channels) }
+    /// The format of the null sink this server made; another sink is not one it knows.
+    public func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int) {
+        guard name == sinkName else { throw TestFailure("\(name) is not the PipeWire harness's sink (\(sinkName)); its format is not known here") }
+        return (sampleRate, channels)
+    }
 
     /// PipeWire's null sink follows the graph's clock: nothing to wake.
     public func wakeIdleSink(_ name: String) throws {}

@@ -55,23 +55,37 @@ struct AudioPlayerTests {
         // then decodes slowly, while the render thread (real time where allowed) does not.
         let load = CPULoad(threads: 2)
         defer { load.stop() }
-        let audio = try await captured {
-            #expect(wake.play())
-            try await waitUntilFinished(wake)
-            for _ in 0..<rounds {
-                try await sleep(0.12)  // the stream drains and stops; the device stays open
-                #expect(AudioEngine.shared.isDeviceOpen)
-                let player = try AudioPlayer(contentsOf: file)
-                #expect(player.play())
-                try await waitUntilFinished(player)
+        // The hole under test is a voice running dry while the device is fed (silence mixed
+        // in). A device underrun is another thing: the render thread itself starved, which
+        // a loaded 2-core CI machine without real-time scheduling does now and then (one in a
+        // fresh-clone run, a 4 ms hole). A take whose stream underran is taken again, at most
+        // three; a take with a hole and no underrun fails at once.
+        var problems: [String] = []
+        for take in 1...3 {
+            let underruns = AudioEngine.shared.underrunCount
+            let audio = try await captured {
+                #expect(wake.play())
+                try await waitUntilFinished(wake)
+                for _ in 0..<rounds {
+                    try await sleep(0.12)  // the stream drains and stops; the device stays open
+                    #expect(AudioEngine.shared.isDeviceOpen)
+                    let player = try AudioPlayer(contentsOf: file)
+                    #expect(player.play())
+                    try await waitUntilFinished(player)
+                }
             }
+            // 1 ms windows and gaps: a hole of a few ms shows as two regions.
+            let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
+            problems = []
+            if regions.count != rounds + 1 { problems.append("\(regions.count) regions for \(rounds + 1) sounds: \(regions)") }
+            for region in regions.dropFirst() where !region.duration.isClose(to: 0.25, within: 0.002) {
+                problems.append("\(region) is not 0.250 s")
+            }
+            let starved = AudioEngine.shared.underrunCount - underruns
+            print("unprepared starts, take \(take): \(problems.isEmpty ? "no hole" : problems.joined(separator: "; ")), \(starved) device underruns")
+            if problems.isEmpty || starved == 0 { break }
         }
-        // 1 ms windows and gaps: a hole of a few ms shows as two regions.
-        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
-        #expect(regions.count == rounds + 1, "\(regions)")
-        for region in regions.dropFirst() {
-            #expect(region.duration.isClose(to: 0.25, within: 0.002), "\(region) in \(regions)")
-        }
+        for problem in problems { Issue.record(Comment(rawValue: problem)) }
     }
 
     @Test("pause leaves a gap as long as the pause, and nothing is lost")

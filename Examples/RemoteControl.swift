@@ -22,10 +22,8 @@ func remoteControlExample(playing url: URL) async throws {
     // Published on the session's connection and adopted: when this process makes sound,
     // it owns the app's MPRIS name and the arbiter makes it the media keys' target.
     let session = AudioSession.shared
-    let mpris = try MPRISPlayer(connection: try await session.connection(),
-                                configuration: MPRISConfiguration(appName: "myapp", identity: "My App"))
-    try await session.adopt(mpris, commands: commands)
-    try await mpris.publish()
+    let mpris = try await session.publishRemoteControl(
+        MPRISConfiguration(appName: "myapp", identity: "My App"), commands: commands)
 
     let library = Library()
     commands.nextTrackCommand.addTarget { _ in
@@ -36,6 +34,7 @@ func remoteControlExample(playing url: URL) async throws {
     }
     player.play()
     try await Task.sleep(for: .seconds(player.duration))
+    withExtendedLifetime(mpris) {}  // controllable until the song ends
 }
 
 /// App state that lives on the main actor, as a UI's would.

@@ -67,12 +67,26 @@ public final class AudioPlayer: Sendable {
     ///
     /// - Throws: ``AudioFileError`` naming the file and the reason (missing, a
     ///   directory, unreadable, empty, truncated, unsupported), or ``AudioEngineError``.
-    public convenience init(contentsOf url: URL, engine: AudioEngine = .shared) throws {
-        try self.init(file: AudioPlayer.openSource(url), url: url, data: nil, engine: engine)
+    public convenience init(contentsOf url: URL) throws {
+        try self.init(contentsOf: url, engine: .shared)
     }
 
     /// Decodes from bytes in memory.
-    public convenience init(data: Data, engine: AudioEngine = .shared) throws {
+    ///
+    /// - Throws: ``AudioFileError`` naming the reason (empty, truncated, unsupported), or
+    ///   ``AudioEngineError``.
+    public convenience init(data: Data) throws {
+        try self.init(data: data, engine: .shared)
+    }
+
+    /// Opens a file to play on `engine` (the package's tools and tests: another device, a
+    /// private server); apps play on the shared engine.
+    package convenience init(contentsOf url: URL, engine: AudioEngine) throws {
+        try self.init(file: AudioPlayer.openSource(url), url: url, data: nil, engine: engine)
+    }
+
+    /// Decodes from bytes in memory, to play on `engine`.
+    package convenience init(data: Data, engine: AudioEngine) throws {
         try self.init(file: AudioFile(data: [UInt8](data), name: "audio data (\(data.count) bytes)"), url: nil, data: data, engine: engine)
     }
 

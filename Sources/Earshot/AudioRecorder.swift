@@ -30,9 +30,9 @@ public final class AudioRecorder: Sendable {
     /// The file being recorded.
     public let url: URL
     /// The format written.
-    public let format: RecordingFormat
+    public let format: Format
     /// The input recorded from.
-    public let input: AudioEngine.InputChoice
+    public let input: InputChoice
     /// Events, in order. One consumer at a time.
     public let events: AsyncStream<Event>
 
@@ -53,7 +53,7 @@ public final class AudioRecorder: Sendable {
         var observation: ObservationToken?
     }
 
-    /// A recorder for `url` with `format` (see ``init(url:settings:input:session:engine:)``
+    /// A recorder for `url` with `format` (see ``init(url:settings:input:session:)``
     /// for a file type from the file's extension).
     ///
     /// - Parameters:
@@ -63,9 +63,13 @@ public final class AudioRecorder: Sendable {
     ///   - session: the session whose category and interruptions the recorder follows
     ///     (the shared one by default; nil records without a session, for tools and tests
     ///     that manage none).
-    ///   - engine: the engine that opens the input (the process's shared one by default).
-    public init(url: URL, format: RecordingFormat, input: AudioEngine.InputChoice = .init(),
-                session: AudioSession? = .shared, engine: AudioEngine = .shared) {
+    public convenience init(url: URL, format: Format, input: InputChoice = .init(), session: AudioSession? = .shared) {
+        self.init(url: url, format: format, input: input, session: session, engine: .shared)
+    }
+
+    /// A recorder whose input `engine` opens (the package's tools and tests); apps record
+    /// through the process's shared engine.
+    package init(url: URL, format: Format, input: InputChoice, session: AudioSession?, engine: AudioEngine) {
         self.url = url
         self.format = format
         self.input = input
@@ -80,8 +84,15 @@ public final class AudioRecorder: Sendable {
     ///
     /// - Throws: ``RecordingError`` (`unsupportedFormat`) for an unknown
     ///   extension or settings the type cannot hold.
-    public convenience init(url: URL, settings: Settings = Settings(), input: AudioEngine.InputChoice = .init(),
-                            session: AudioSession? = .shared, engine: AudioEngine = .shared) throws {
+    public convenience init(url: URL, settings: Settings = Settings(), input: InputChoice = .init(),
+                            session: AudioSession? = .shared) throws {
+        try self.init(url: url, settings: settings, input: input, session: session, engine: .shared)
+    }
+
+    /// A recorder whose file type comes from `url`'s extension, whose input `engine` opens
+    /// (the package's tools and tests).
+    package convenience init(url: URL, settings: Settings = Settings(), input: InputChoice = .init(), session: AudioSession?,
+                             engine: AudioEngine) throws {
         let ext = url.pathExtension
         guard let type = settings.fileType ?? RecordingFormat.FileType(fileExtension: ext) else {
             throw RecordingError.unsupportedFormat(path: url.path, reason: "no file type for the extension “.\(ext)” (wav, aiff, caf, flac, ogg, opus)")
@@ -95,7 +106,7 @@ public final class AudioRecorder: Sendable {
     /// The settings of a recording (`AVAudioRecorder`'s settings dictionary, typed).
     public struct Settings: Sendable, Hashable {
         /// The file type; nil: from the file's extension.
-        public var fileType: RecordingFormat.FileType?
+        public var fileType: FileType?
         /// Frames per second (the sound server converts the input to it).
         public var sampleRate: Int
         /// Channels of the file and the capture.
@@ -106,7 +117,7 @@ public final class AudioRecorder: Sendable {
         public var quality: Double
 
         /// 48 kHz stereo, 16 bits, quality 0.6, the type from the extension.
-        public init(fileType: RecordingFormat.FileType? = nil, sampleRate: Int = 48_000, numberOfChannels: Int = 2,
+        public init(fileType: FileType? = nil, sampleRate: Int = 48_000, numberOfChannels: Int = 2,
                     bitDepth: Int = 16, quality: Double = 0.6) {
             self.fileType = fileType
             self.sampleRate = sampleRate
@@ -232,7 +243,7 @@ public final class AudioRecorder: Sendable {
     public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }
 
     /// The input opened, once prepared.
-    public var inputKind: AudioEngine.InputKind? { state.withLock { $0.recording }?.input }
+    public var inputKind: InputKind? { state.withLock { $0.recording }?.input }
 
     private func ended(_ ending: Recording.Ending) {
         let successfully: Bool
@@ -337,12 +348,12 @@ public protocol AudioRecorderDelegate: AnyObject, Sendable {
     /// The recording ended; the file is complete. `flag` is false after an encode error.
     func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool)
     /// The file could not be written or the input failed; the recorder stopped.
-    func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: RecordingError)
+    func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: AudioRecorder.RecordingError)
 }
 
 extension AudioRecorderDelegate {
     /// Does nothing by default.
     public func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool) {}
     /// Does nothing by default.
-    public func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: RecordingError) {}
+    public func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: AudioRecorder.RecordingError) {}
 }

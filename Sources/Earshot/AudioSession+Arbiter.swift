@@ -6,9 +6,18 @@ import SessionPolicy
 /// Connecting to the arbiter: hosting it when this process owns the name, registering
 /// (again after the host changed), and the arbiter's signals.
 extension AudioSession {
-    /// Connects to the bus and the arbiter (hosting it if no process does). Idempotent.
-    @discardableResult
-    public func connect() async throws -> DBusConnection {
+    /// Connects to the session bus and the arbiter (hosting it if no process does), as the
+    /// first ``setActive(_:options:)`` or the first player's sound otherwise does. Idempotent.
+    ///
+    /// - Throws: ``DBusError`` when the bus cannot be reached.
+    public func connect() async throws {
+        _ = try await connection()
+    }
+
+    /// The bus connection (connecting if needed). MPRIS players of the process publish on
+    /// it (``publishRemoteControl(_:commands:nowPlaying:trackList:)``), so that the
+    /// arbiter's target and the MPRIS owner are one.
+    package func connection() async throws -> DBusConnection {
         let task = state.withLock { s -> Task<DBusConnection, any Error> in
             if let existing = s.connecting { return existing }
             let task = Task { try await self.establish() }
@@ -22,10 +31,6 @@ extension AudioSession {
             throw error
         }
     }
-
-    /// The bus connection (connecting if needed); MPRIS players of the process should
-    /// publish on it, so that the arbiter's target and the MPRIS owner are one.
-    public func connection() async throws -> DBusConnection { try await connect() }
 
     private func establish() async throws -> DBusConnection {
         let connection = try DBusConnection(bus)
@@ -195,7 +200,7 @@ extension AudioSession {
     /// waits for room in the arbiter, the call is not made: the caller records the change
     /// here, and the registration carries it.
     func call(_ method: String, _ arguments: [DBusValue]) async throws {
-        let connection = try await connect()
+        let connection = try await connection()
         guard !state.withLock({ $0.waitingForRoom }) else { return }
         _ = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
                                       method: method, arguments)

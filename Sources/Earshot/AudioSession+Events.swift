@@ -126,7 +126,7 @@ extension AudioSession {
     /// a report goes out at once), else after connecting; nil if the bus cannot be reached.
     func registeredConnection() async -> DBusConnection? {
         if let connection = state.withLock({ $0.registeredWith != nil ? $0.connection : nil }) { return connection }
-        return try? await connect()
+        return try? await connection()
     }
 
     /// Tells the arbiter whether the adopted player has a remote command enabled (on the path).

@@ -10,8 +10,9 @@ extension AudioSession {
     /// Makes `player` the process's MPRIS player for “last sound wins”: when the process
     /// starts making sound after silence in an eligible session (playback or
     /// playAndRecord, not mixable, a remote command available), the session claims its
-    /// name (`REPLACE_EXISTING`) and the arbiter records the sound. Publish the player on
-    /// ``connection()``.
+    /// name (`REPLACE_EXISTING`) and the arbiter records the sound. The player must be
+    /// published on the session's own connection, as
+    /// ``publishRemoteControl(_:commands:nowPlaying:trackList:)`` does.
     public func adopt(_ player: MPRISPlayer, commands: RemoteCommandCenter) async throws {
         let observation = commands.observe { [weak self] in
             guard let self else { return }
@@ -23,6 +24,32 @@ extension AudioSession {
         }
         remoteCommandsAvailability.withLock { $0 = commands }
         try await onPath { try await self.sendRemoteCommands() }
+    }
+
+    /// Publishes the app's remote control as an MPRIS player on the session's connection
+    /// and adopts it (``adopt(_:commands:)``): media keys, headset buttons, `playerctl` and
+    /// the desktop's media widgets then drive `commands` and show `nowPlaying`, and the
+    /// process takes part in last sound wins. The `MPRemoteCommandCenter` and
+    /// `MPNowPlayingInfoCenter` of iOS need no such call; on the desktop, the player's
+    /// name and identity come from `configuration`.
+    ///
+    /// - Parameters:
+    ///   - configuration: the bus-name suffix, identity and desktop entry.
+    ///   - commands: the commands the player delivers (the shared center by default).
+    ///   - nowPlaying: the info the player shows (the default center by default).
+    ///   - trackList: a queue to export as MPRIS `TrackList` (a ``QueuePlayer``).
+    /// - Returns: the published player; keep it for as long as the app is controllable.
+    /// - Throws: ``DBusError`` for an invalid configuration or when the bus cannot be
+    ///   reached.
+    public func publishRemoteControl(
+        _ configuration: MPRISConfiguration, commands: RemoteCommandCenter = .shared,
+        nowPlaying: NowPlayingInfoCenter = .default, trackList: (any TrackListSource)? = nil
+    ) async throws -> MPRISPlayer {
+        let player = try MPRISPlayer(connection: try await connection(), configuration: configuration,
+                                     commandCenter: commands, nowPlayingInfoCenter: nowPlaying, trackList: trackList)
+        try await adopt(player, commands: commands)
+        try await player.publish()
+        return player
     }
 
     var remoteCommandsAvailable: Bool {

@@ -28,6 +28,10 @@ extension AudioSession {
     /// route went away).
     public typealias InterruptionReason = SessionPolicy::InterruptionReason
 
+    /// Which session interrupted (an ``InterruptionReason``'s `interrupter`): the bus name
+    /// of the process that activated, as the arbiter knows it.
+    public typealias SessionID = SessionPolicy::SessionID
+
     /// Why the route changed (the `AVAudioSession.RouteChangeReason` analog).
     public typealias RouteChangeReason = AudioRoutes::RouteChangeReason
 
@@ -45,6 +49,9 @@ extension AudioPlayer {
 extension AudioRecorder {
     /// The format a recorder writes: file type, sample rate, channels, bit depth, quality.
     public typealias Format = AudioEngine::RecordingFormat
+
+    /// A recording's file type: WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus.
+    public typealias FileType = AudioEngine::RecordingFormat.FileType
 
     /// Where a recorder captures from: the sound server's default source, a named source,
     /// or an ALSA capture device, and how long it waits for a lost server to come back.

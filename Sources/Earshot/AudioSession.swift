@@ -155,8 +155,16 @@ public final class AudioSession: Sendable {
 
     struct WeakPlayer { weak var player: AudioPlayer? }
 
-    /// A session for `appName` (default: the process name) on `bus`, driving `engine`.
-    public init(appName: String? = nil, bus: DBusConnection.Bus = .session, engine: AudioEngine = .shared) {
+    /// A session for `appName` (default: the process name) on the session bus, driving
+    /// the process's shared audio engine. Most apps use ``shared`` instead.
+    public convenience init(appName: String? = nil) {
+        self.init(appName: appName, bus: .session, engine: .shared)
+    }
+
+    /// A session for `appName` on `bus`, driving `engine`: for the package's tools and
+    /// tests, which use private buses and engines; the bus and engine types are not part
+    /// of the public surface.
+    package init(appName: String?, bus: DBusConnection.Bus, engine: AudioEngine = .shared) {
         self.appName = appName ?? CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? "earshot") } ?? "earshot"
         self.bus = bus
         self.engine = engine

@@ -37,7 +37,7 @@ public typealias AudioInputPort = AudioRoutes::AudioInputPort
 public typealias DBusError = DBus::DBusError
 
 /// Why a file or stream could not be opened or decoded: its path and the reason.
-/// ``AudioPlayer/init(contentsOf:engine:)`` and ``QueuePlayer`` throw it.
+/// ``AudioPlayer/init(contentsOf:)`` and ``QueuePlayer`` throw it.
 public typealias AudioFileError = AudioEngine::AudioFileError
 
 /// Why the engine could not play: the sound server or device could not be opened or

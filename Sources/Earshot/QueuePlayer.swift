@@ -129,7 +129,13 @@ public final class QueuePlayer: Sendable {
     /// as `/proc/self/fd/N`).
     ///
     /// - Throws: the first file's ``AudioFileError`` (missing, unreadable, unsupported…).
-    public init(urls: [URL], names: [String]? = nil, engine: AudioEngine = .shared) throws {
+    public convenience init(urls: [URL], names: [String]? = nil) throws {
+        try self.init(urls: urls, names: names, engine: .shared)
+    }
+
+    /// Makes a queue that plays on `engine` (the package's tools and tests); apps play on
+    /// the shared engine.
+    package init(urls: [URL], names: [String]?, engine: AudioEngine) throws {
         precondition(names == nil || names?.count == urls.count, "one name per URL")
         self.engine = engine
         (events, continuation) = AsyncStream.makeStream(of: Event.self)

@@ -34,7 +34,13 @@ public final class SystemSound: Sendable {
     /// - Throws: ``AudioFileError`` naming the file and the reason; ``SystemSoundError``
     ///   for a sound too long to be a system sound or one the engine cannot play (a sample
     ///   rate it cannot convert).
-    public init(contentsOf url: URL, engine: AudioEngine = .systemSounds) throws {
+    public convenience init(contentsOf url: URL) throws {
+        try self.init(contentsOf: url, engine: .systemSounds)
+    }
+
+    /// Decodes a sound file to play on `engine` (the package's tools and tests; apps play
+    /// system sounds on the engine kept for them).
+    package init(contentsOf url: URL, engine: AudioEngine) throws {
         path = url.path
         let file = try AudioFile(contentsOf: url.path)
         try SystemSound.checkSize(of: file.format, path: url.path)
@@ -60,7 +66,12 @@ public final class SystemSound: Sendable {
     ///
     /// - Throws: ``SoundThemeError`` when no theme has the sound (the error lists the
     ///   themes and folders searched), or ``AudioFileError``.
-    public convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine = .systemSounds) throws {
+    public convenience init(named name: String, theme: SoundTheme = SoundTheme()) throws {
+        try self.init(named: name, theme: theme, engine: .systemSounds)
+    }
+
+    /// Finds `name` in the sound theme, then decodes it to play on `engine`.
+    package convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine) throws {
         try self.init(contentsOf: URL(fileURLWithPath: theme.file(for: name)), engine: engine)
     }
 

@@ -291,7 +291,7 @@ import TestSupport
             configuration.soundServer = "unix:/nonexistent/earshot/pulse/native"
             configuration.logsOutputChoice = false
             let engine = AudioEngine(configuration: configuration)
-            let session = AudioSession(appName: "alsa-inputs", engine: engine)
+            let session = AudioSession(appName: "alsa-inputs", bus: .session, engine: engine)
             for input in session.currentInputs { print("input \(input.name)|\(input.portName)|\(input.channels)|\(input.isMonitor)") }
             print("available \(session.isInputAvailable) channels \(session.inputNumberOfChannels)")
             print("route \(session.currentRoute.inputs.map(\.name))")

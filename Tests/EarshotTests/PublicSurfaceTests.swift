@@ -106,6 +106,40 @@ struct PublicSurfaceTests {
         #expect(visible.isEmpty, "visible through `import Earshot`: \(visible)\n\(result.stderr.prefix(4000))")
     }
 
+    /// The modules below Earshot, which an app that imports only Earshot does not see.
+    static let layersBelow: Set<String> = ["DBus", "AudioEngine", "AudioRoutes", "SessionPolicy", "Arbiter", "MPRIS", "Platform"]
+
+    /// The module a Swift symbol's USR (`s:11AudioEngineAAC11InputChoiceV`) belongs to.
+    static func module(ofUSR usr: String) -> String? {
+        guard usr.hasPrefix("s:") else { return nil }
+        let rest = usr.dropFirst(2)
+        let digits = rest.prefix(while: \.isNumber)
+        guard let length = Int(digits) else { return nil }
+        return String(rest.dropFirst(digits.count).prefix(length))
+    }
+
+    @Test("no public declaration of Earshot takes or returns a type that an app importing only Earshot cannot name")
+    func signaturesNameOnlyTheSurface() async throws {
+        let symbols = try await Compiler.fromBuild().symbols(of: "Earshot")
+        // A typealias names the type below on purpose (that is how the surface is made);
+        // every other declaration's signature must name types through Earshot's names.
+        let leaks = symbols.filter { ($0["kind"] as? [String: Any])?["identifier"] as? String != "swift.typealias" }
+            .compactMap { symbol -> String? in
+                let fragments = symbol["declarationFragments"] as? [[String: Any]] ?? []
+                let leaked = fragments.filter { $0["kind"] as? String == "typeIdentifier" }.compactMap { fragment -> String? in
+                    guard let usr = fragment["preciseIdentifier"] as? String, let module = Self.module(ofUSR: usr),
+                          Self.layersBelow.contains(module) else { return nil }
+                    return "\(fragment["spelling"] as? String ?? "?") (\(module))"
+                }
+                guard !leaked.isEmpty else { return nil }
+                let path = (symbol["pathComponents"] as? [String] ?? []).joined(separator: ".")
+                let declaration = fragments.compactMap { $0["spelling"] as? String }.joined()
+                return "\(path) names \(leaked.joined(separator: ", ")): \(declaration)"
+            }
+        #expect(symbols.count > 50, "Earshot lists only \(symbols.count) public symbols")
+        #expect(leaks.isEmpty, "\(leaks.count) public declarations name the layers below:\n\(leaks.sorted().joined(separator: "\n"))")
+    }
+
     /// The iOS-shaped surface: every name an app ported from AVFoundation and MediaPlayer
     /// spells, nested as AVFoundation nests it.
     static let surface = """
@@ -118,6 +152,7 @@ struct PublicSurfaceTests {
             let _: AudioSession.SetActiveOptions = [.notifyOthersOnDeactivation]
             let _: AudioSession.InterruptionType = .ended(shouldResume: true)
             let _: AudioSession.InterruptionReason = .screenLocked
+            let _: AudioSession.SessionID? = AudioSession.InterruptionReason.screenLocked.interrupter
             let _: AudioSession.RouteChangeReason = .oldDeviceUnavailable
             let _: AudioSession.RouteChange? = nil
             let _: AudioSession.Notification = .mediaServicesWereReset

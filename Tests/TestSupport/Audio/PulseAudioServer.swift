@@ -203,11 +203,25 @@ public final class PulseAudioServer: Sendable {
     /// audio tests from overlapping: they all play into the same sink.
     private static let sharedKeepAlive = Locked<Child?>(nil)
 
+    /// The shared server's configuration, from `EARSHOT_TEST_SERVER`: unset or
+    /// `pulseaudio-48k-norewinds` for 48 kHz without rewinds (the harness's usual sink, what
+    /// a desktop's virtual sinks look like), `pulseaudio-defaults` for PulseAudio at its
+    /// defaults (44.1 kHz, rewinds on: what real sinks look like). `scripts/test` runs the
+    /// in-process real-time suites once with each.
+    public static var sharedConfiguration: (sampleRate: Int, rewinds: Bool) {
+        switch ProcessInfo.processInfo.environment["EARSHOT_TEST_SERVER"] {
+        case "pulseaudio-defaults": (44100, true)
+        case nil, "", "pulseaudio-48k-norewinds": (48000, false)
+        case let other?: fatalError("EARSHOT_TEST_SERVER=\(other): expected pulseaudio-48k-norewinds or pulseaudio-defaults")
+        }
+    }
+
     public static func shared() throws -> PulseAudioServer {
         let result: Result<PulseAudioServer, any Error> = sharedServer.withLock { server in
             if let server { return .success(server) }
             do {
-                let created = try PulseAudioServer()
+                let configuration = sharedConfiguration
+                let created = try PulseAudioServer(sampleRate: configuration.sampleRate, rewinds: configuration.rewinds)
                 setenv("PULSE_SERVER", created.address, 1)
                 setenv("PULSE_COOKIE", created.environment["PULSE_COOKIE"]!, 1)
                 setenv("PULSE_CLIENTCONFIG", created.environment["PULSE_CLIENTCONFIG"]!, 1)

@@ -96,7 +96,10 @@ public final class Arbiter: Sendable {
         /// Re-registered sessions still interrupted by a session that has not registered
         /// again yet, by interrupter.
         var pendingRestores: [SessionID: [(victim: SessionID, wasPlaying: Bool)]] = [:]
-        var announced: (target: String, locked: Bool)?
+        /// This arbiter has broadcast its properties once: its first broadcast states
+        /// `Target` and `ScreenLocked` whatever they are, since clients may still hold the
+        /// values of a previous host. After it, each is broadcast when it changes.
+        var announcedOnce = false
         /// The lock state is known: an `ActiveChanged` arrived, or the screen savers have
         /// answered (or failed to) whether the screen is locked. Answers that arrive after
         /// a signal are stale.
@@ -201,18 +204,22 @@ public final class Arbiter: Sendable {
     @discardableResult
     func handle(_ event: SessionPolicy.Event) -> [SessionPolicy.Decision] {
         let observer = eventObserver.withLock { $0 }
-        let (decisions, object, needTimers) = state.withLock { s in
+        let (decisions, object, needTimers, lockChanged) = state.withLock { s in
             observer?(event)
+            let lockedBefore = s.policy.screenLocked
             let decisions = s.policy.apply(event)
-            return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
+            return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy), s.policy.screenLocked != lockedBefore)
         }
         reconcileSilenceTimers(needTimers)
-        reconcileForeignVolumes()
-        guard let object else { return decisions }
-        send(decisions, via: object)
-        if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {
-            announceChanges(via: object)
+        // Sent before anything below can apply another event (reconcileForeignVolumes may):
+        // clients see each event's decisions, the target among them, in the order applied.
+        if let object {
+            send(decisions, via: object)
+            if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {
+                announceChanges(via: object, target: decisions.targetChange, screenLocked: lockChanged)
+            }
         }
+        reconcileForeignVolumes()
         return decisions
     }
 

@@ -86,7 +86,9 @@ public final class Arbiter: Sendable {
     /// Called with every event the arbiter applies, in the order it applies them (under its
     /// lock): the tests see here the order in which a session's calls reached the arbiter.
     let eventObserver = Mutex<(@Sendable (SessionPolicy.Event) -> Void)?>(nil)
-    private let epoch = MonotonicClock.nanoseconds()
+    /// The time and the timers (the system's, or a test's).
+    let clock: any ArbiterClock
+    private let epoch: UInt64
 
     struct State {
         var policy: SessionPolicy
@@ -150,8 +152,16 @@ public final class Arbiter: Sendable {
     /// Exports the service on `connection` and starts watching processes and the screen
     /// saver, without waiting: it can run on the bus thread the moment the connection
     /// acquires ``ArbiterName/bus``, before any client's call is dispatched.
-    public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
+    public convenience init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
+        try self.init(connection: connection, configuration: configuration, clock: SystemArbiterClock())
+    }
+
+    /// An arbiter that reads the time and sets its timers with `clock`, so that tests can
+    /// move time instead of sleeping.
+    package init(connection: DBusConnection, configuration: Configuration = Configuration(), clock: any ArbiterClock) throws(DBusError) {
         self.connection = connection
+        self.clock = clock
+        epoch = clock.now()
         self.configuration = configuration
         volumeStateFile = configuration.soundServer == .none ? nil : ArbiterStateFile.standard()
         var policyConfiguration = configuration.policy
@@ -191,13 +201,13 @@ public final class Arbiter: Sendable {
         watcher?.close()
         object?.unexport()
         subscriptions.forEach { $0.cancel() }
-        timers.values.forEach { connection.cancelScheduled($0) }
+        timers.values.forEach { clock.cancel($0, on: connection) }
     }
 
     /// A snapshot of the policy (for status and tests).
     public var policy: SessionPolicy { state.withLock { $0.policy } }
 
-    var tick: UInt64 { MonotonicClock.nanoseconds() - epoch }
+    var tick: UInt64 { clock.now() - epoch }
 
     /// Applies an event and sends its decisions. Returns the decisions (a rejection is
     /// returned, not thrown; the method handlers turn it into an error reply).
@@ -236,11 +246,11 @@ public final class Arbiter: Sendable {
             (s.silenceTimers.filter { !needed.contains($0.key) }, needed.subtracting(s.silenceTimers.keys))
         }
         for (id, token) in stale {
-            connection.cancelScheduled(token)
+            clock.cancel(token, on: connection)
             state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
         }
         for id in missing {
-            let token = connection.schedule(after: configuration.silenceTimeout) { [weak self] in
+            let token = clock.schedule(after: configuration.silenceTimeout, on: connection) { [weak self] in
                 guard let self else { return }
                 self.state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
                 self.handle(.silenceTimeout(id))

@@ -93,7 +93,7 @@ extension Arbiter {
             let earshot = Set(s.policy.sessions.keys.compactMap { s.processes[$0] } + s.earshotPeers.values).filter { $0 > 0 }
             let me = connection.uniqueName
             let peersBack = s.earshotPeers.keys.allSatisfy { $0 == me || s.policy[SessionID($0)] != nil }
-            let holdAdopted = !peersBack && now < s.othersReadyTick + UInt64(Arbiter.restoreWindow.components.seconds) * 1_000_000_000
+            let holdAdopted = !peersBack && now < s.othersReadyTick + Arbiter.restoreWindow.wholeNanoseconds
             var read: [UInt32] = [], advance: [UInt32] = [], changed = false
             for (index, entry) in s.ducked.sorted(by: { $0.key < $1.key }) {
                 guard let stream = s.streams[index], stream.pid == entry.pid else {
@@ -120,7 +120,7 @@ extension Arbiter {
             var events: [SessionPolicy.Event] = []
             let me = connection.uniqueName
             let peersBack = s.earshotPeers.keys.allSatisfy { $0 == me || s.policy[SessionID($0)] != nil }
-            let window = UInt64(Arbiter.restoreWindow.components.seconds) * 1_000_000_000
+            let window = Arbiter.restoreWindow.wholeNanoseconds
             if peersBack || now >= s.othersReadyTick + window {
                 for (player, by) in s.adoptedPauses.sorted(by: { $0.key < $1.key }) {
                     if s.policy.foreignPlayers[player] != nil {
@@ -226,7 +226,7 @@ extension Arbiter {
         }
         if finished { saveForeignVolumes() }
         if more {
-            _ = connection.schedule(after: Arbiter.duckRampInterval) { [weak self] in
+            _ = clock.schedule(after: Arbiter.duckRampInterval, on: connection) { [weak self] in
                 guard let self else { return }
                 self.state.withLock { $0.ducked[index]?.inFlight = false }
                 self.stepForeignVolume(index)

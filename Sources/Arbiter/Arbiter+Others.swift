@@ -84,7 +84,7 @@ extension Arbiter {
                 // Streams a previous arbiter ducked wait for the sessions to register again.
                 // (Players it paused that this one never sees are forgotten after twice that.)
                 for delay in [Arbiter.restoreWindow, Arbiter.restoreWindow * 2] {
-                    _ = connection.schedule(after: delay + .milliseconds(20)) { [weak self] in self?.reconcileForeignVolumes() }
+                    _ = self.clock.schedule(after: delay + .milliseconds(20), on: connection) { [weak self] in self?.reconcileForeignVolumes() }
                 }
             }
         }
@@ -186,8 +186,8 @@ extension Arbiter {
     static let statusThrottle: Duration = .milliseconds(50)
 
     private func throttledReconcile(for player: String) {
-        let now = MonotonicClock.nanoseconds()
-        let window = UInt64(Arbiter.statusThrottle.components.attoseconds / 1_000_000_000)
+        let now = clock.now()
+        let window = Arbiter.statusThrottle.wholeNanoseconds
         let wait = state.withLock { s -> UInt64?? in
             guard var observed = s.players[player] else { return nil }
             if now >= observed.lastApplied + window {
@@ -205,11 +205,11 @@ extension Arbiter {
             reconcileOthers()
             return
         }
-        _ = connection.schedule(after: .nanoseconds(Int64(delay))) { [weak self] in
+        _ = clock.schedule(after: .nanoseconds(Int64(delay)), on: connection) { [weak self] in
             guard let self else { return }
             self.state.withLock { s in
                 s.players[player]?.throttled = false
-                s.players[player]?.lastApplied = MonotonicClock.nanoseconds()
+                s.players[player]?.lastApplied = self.clock.now()
             }
             self.reconcileOthers()
         }

@@ -19,7 +19,7 @@ extension Arbiter {
             s.forgetPendingRestorations(of: victim)
             s.pendingRestores[interruptedBy, default: []].append((victim, wasPlaying))
         }
-        connection.schedule(after: Arbiter.restoreWindow) { [weak self] in
+        _ = clock.schedule(after: Arbiter.restoreWindow, on: connection) { [weak self] in
             self?.endPendingRestores(interruptedBy: interruptedBy)
         }
     }

@@ -32,18 +32,35 @@ extension Arbiter {
         }
     }
 
-    /// Broadcasts `Target` and `ScreenLocked` when they changed, and invalidates `Sessions`
-    /// and `Others`.
-    func announceChanges(via object: DBusExportedObject) {
-        let (target, locked, previous) = state.withLock { s in
-            let current = (s.policy.target?.busName ?? "", s.policy.screenLocked)
-            defer { s.announced = current }
-            return (current.0, current.1, s.announced)
+    /// Broadcasts `Target` when the policy decided it changed (`targetChange`, from its
+    /// `targetChanged` decision: the one place that decides it), `ScreenLocked` when the
+    /// event changed it, and invalidates `Sessions` and `Others`. The arbiter's first
+    /// broadcast states both values in any case: a new host's clients may still hold the
+    /// previous host's.
+    func announceChanges(via object: DBusExportedObject, target targetChange: RemoteTarget?? = nil, screenLocked lockChanged: Bool = false) {
+        let (first, policy) = state.withLock { s in
+            defer { s.announcedOnce = true }
+            return (!s.announcedOnce, s.policy)
         }
         var changed: [String: DBusValue] = [:]
-        if previous?.target != target { changed[ArbiterProtocol.Property.target.rawValue] = .string(target) }
-        if previous?.locked != locked { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(locked) }
+        if first {
+            changed[ArbiterProtocol.Property.target.rawValue] = .string(policy.target?.busName ?? "")
+        } else if let target = targetChange {
+            changed[ArbiterProtocol.Property.target.rawValue] = .string(target?.busName ?? "")
+        }
+        if first || lockChanged { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(policy.screenLocked) }
         try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue, ArbiterProtocol.Property.others.rawValue])
+    }
+}
+
+extension [SessionPolicy.Decision] {
+    /// The target across all apps after these decisions, if they say it changed: `nil`
+    /// when they do not, `.some(nil)` when there is none any more.
+    var targetChange: RemoteTarget?? {
+        for decision in self.reversed() {
+            if case let .targetChanged(target) = decision { return .some(target) }
+        }
+        return nil
     }
 }
 

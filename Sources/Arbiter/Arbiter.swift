@@ -86,7 +86,9 @@ public final class Arbiter: Sendable {
     /// Called with every event the arbiter applies, in the order it applies them (under its
     /// lock): the tests see here the order in which a session's calls reached the arbiter.
     let eventObserver = Mutex<(@Sendable (SessionPolicy.Event) -> Void)?>(nil)
-    private let epoch = MonotonicClock.nanoseconds()
+    /// The time and the timers (the system's, or a test's).
+    let clock: any ArbiterClock
+    private let epoch: UInt64
 
     struct State {
         var policy: SessionPolicy
@@ -96,7 +98,10 @@ public final class Arbiter: Sendable {
         /// Re-registered sessions still interrupted by a session that has not registered
         /// again yet, by interrupter.
         var pendingRestores: [SessionID: [(victim: SessionID, wasPlaying: Bool)]] = [:]
-        var announced: (target: String, locked: Bool)?
+        /// This arbiter has broadcast its properties once: its first broadcast states
+        /// `Target` and `ScreenLocked` whatever they are, since clients may still hold the
+        /// values of a previous host. After it, each is broadcast when it changes.
+        var announcedOnce = false
         /// The lock state is known: an `ActiveChanged` arrived, or the screen savers have
         /// answered (or failed to) whether the screen is locked. Answers that arrive after
         /// a signal are stale.
@@ -147,8 +152,16 @@ public final class Arbiter: Sendable {
     /// Exports the service on `connection` and starts watching processes and the screen
     /// saver, without waiting: it can run on the bus thread the moment the connection
     /// acquires ``ArbiterName/bus``, before any client's call is dispatched.
-    public init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
+    public convenience init(connection: DBusConnection, configuration: Configuration = Configuration()) throws(DBusError) {
+        try self.init(connection: connection, configuration: configuration, clock: SystemArbiterClock())
+    }
+
+    /// An arbiter that reads the time and sets its timers with `clock`, so that tests can
+    /// move time instead of sleeping.
+    package init(connection: DBusConnection, configuration: Configuration = Configuration(), clock: any ArbiterClock) throws(DBusError) {
         self.connection = connection
+        self.clock = clock
+        epoch = clock.now()
         self.configuration = configuration
         volumeStateFile = configuration.soundServer == .none ? nil : ArbiterStateFile.standard()
         var policyConfiguration = configuration.policy
@@ -188,31 +201,35 @@ public final class Arbiter: Sendable {
         watcher?.close()
         object?.unexport()
         subscriptions.forEach { $0.cancel() }
-        timers.values.forEach { connection.cancelScheduled($0) }
+        timers.values.forEach { clock.cancel($0, on: connection) }
     }
 
     /// A snapshot of the policy (for status and tests).
     public var policy: SessionPolicy { state.withLock { $0.policy } }
 
-    var tick: UInt64 { MonotonicClock.nanoseconds() - epoch }
+    var tick: UInt64 { clock.now() - epoch }
 
     /// Applies an event and sends its decisions. Returns the decisions (a rejection is
     /// returned, not thrown; the method handlers turn it into an error reply).
     @discardableResult
     func handle(_ event: SessionPolicy.Event) -> [SessionPolicy.Decision] {
         let observer = eventObserver.withLock { $0 }
-        let (decisions, object, needTimers) = state.withLock { s in
+        let (decisions, object, needTimers, lockChanged) = state.withLock { s in
             observer?(event)
+            let lockedBefore = s.policy.screenLocked
             let decisions = s.policy.apply(event)
-            return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy))
+            return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy), s.policy.screenLocked != lockedBefore)
         }
         reconcileSilenceTimers(needTimers)
-        reconcileForeignVolumes()
-        guard let object else { return decisions }
-        send(decisions, via: object)
-        if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {
-            announceChanges(via: object)
+        // Sent before anything below can apply another event (reconcileForeignVolumes may):
+        // clients see each event's decisions, the target among them, in the order applied.
+        if let object {
+            send(decisions, via: object)
+            if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {
+                announceChanges(via: object, target: decisions.targetChange, screenLocked: lockChanged)
+            }
         }
+        reconcileForeignVolumes()
         return decisions
     }
 
@@ -229,11 +246,11 @@ public final class Arbiter: Sendable {
             (s.silenceTimers.filter { !needed.contains($0.key) }, needed.subtracting(s.silenceTimers.keys))
         }
         for (id, token) in stale {
-            connection.cancelScheduled(token)
+            clock.cancel(token, on: connection)
             state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
         }
         for id in missing {
-            let token = connection.schedule(after: configuration.silenceTimeout) { [weak self] in
+            let token = clock.schedule(after: configuration.silenceTimeout, on: connection) { [weak self] in
                 guard let self else { return }
                 self.state.withLock { _ = $0.silenceTimers.removeValue(forKey: id) }
                 self.handle(.silenceTimeout(id))

@@ -1,4 +1,5 @@
 import DBus
+import Dispatch
 import Synchronization
 
 /// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
@@ -39,6 +40,15 @@ public final class MPRISPlayer: Sendable {
     /// (MPRISPlayer+CommandQueue), on a thread of their own below the bus thread in CPU
     /// priority (MPRISPlayer+CommandThread): never the bus thread.
     let commandQueue = CommandThread()
+    /// Where the coalesced changes are gathered, compared with the last ones emitted and
+    /// made into `PropertiesChanged`, one flush at a time (so that no older snapshot is
+    /// compared after a newer one): off the bus thread, which only sends them. The bus
+    /// thread also serves the embedded arbiter, whose callers must not wait behind a
+    /// player's snapshot.
+    private let flushQueue = DispatchQueue(label: "org.earshot.mpris.flush")
+    /// Set on ``flushQueue``: a player released by its own flush (its last reference was
+    /// the flush's) must not wait for the queue it runs on.
+    private static let onFlushQueue = DispatchSpecificKey<Bool>()
 
     /// Exports the player object (with `TrackList` when `trackList` is given). Call
     /// ``publish()`` to take the bus name.
@@ -56,6 +66,7 @@ public final class MPRISPlayer: Sendable {
         self.commands = commandCenter
         self.nowPlaying = nowPlayingInfoCenter
         self.trackList = trackList
+        flushQueue.setSpecific(key: MPRISPlayer.onFlushQueue, value: true)
 
         var interfaces = [rootInterfaceDeclaration(), playerInterfaceDeclaration()]
         if trackList != nil { interfaces.append(trackListInterfaceDeclaration()) }
@@ -106,7 +117,10 @@ public final class MPRISPlayer: Sendable {
     /// thus gets its reply rather than `NoReply` when the app exits right after.
     public func unpublish() {
         commandQueue.waitForQueuedJobs(timeout: 2)
-        if state.withLock({ $0.flushScheduled && $0.object != nil }) { flush() }
+        func flushWaiting() {
+            if state.withLock({ $0.flushScheduled && $0.object != nil }) { flush() }
+        }
+        if DispatchQueue.getSpecific(key: MPRISPlayer.onFlushQueue) == true { flushWaiting() } else { flushQueue.sync { flushWaiting() } }
         let object = state.withLock { s -> DBusExportedObject? in
             defer {
                 s.object = nil
@@ -135,12 +149,14 @@ public final class MPRISPlayer: Sendable {
             return true
         }
         guard needed else { return }
-        connection.schedule(after: configuration.coalescingInterval) { [weak self] in self?.flush() }
+        let interval = configuration.coalescingInterval
+        let nanoseconds = max(0, interval.components.seconds) * 1_000_000_000 + max(0, interval.components.attoseconds / 1_000_000_000)
+        flushQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in self?.flush() }
     }
 
     /// Emits one PropertiesChanged per interface, for the values that differ from the
-    /// last ones emitted.
-    func flush() {
+    /// last ones emitted. Runs on the flush queue.
+    private func flush() {
         let root = rootSnapshot()
         let player = playerSnapshot()
         let (object, diffs) = state.withLock { s -> (DBusExportedObject?, [(String, [String: DBusValue])]) in

@@ -40,12 +40,13 @@ final class ArbiterFixture: Sendable {
     let host: DBusConnection
     let arbiter: Arbiter
 
-    init(configure: (inout Arbiter.Configuration) -> Void = { _ in }) async throws {
+    /// An arbiter on the system clock, or on `clock` (a test's, moved by hand).
+    init(clock: (any ArbiterClock)? = nil, configure: (inout Arbiter.Configuration) -> Void = { _ in }) async throws {
         bus = try PrivateBus()
         host = try DBusConnection(.address(bus.address))
         var configuration = Arbiter.Configuration()
         configure(&configuration)
-        arbiter = try Arbiter(connection: host, configuration: configuration)
+        arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock ?? SystemArbiterClock())
         // The match rules go out without waiting; a round trip makes sure they are in place.
         _ = try await host.nameOwner(StandardInterface.bus)
         #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
@@ -111,21 +112,50 @@ struct ArbiterTests {
         #expect(f.arbiter.policy.sessions.count == 1)
     }
 
-    @Test("an interrupter that stays silent past the timeout ends its interruptions")
+    @Test("an interrupter that stays silent past the timeout ends its interruptions, not a nanosecond before (a test clock)")
     func silenceTimeout() async throws {
-        let f = try await ArbiterFixture { $0.silenceTimeout = .milliseconds(300) }
+        let clock = ManualArbiterClock()
+        let f = try await ArbiterFixture(clock: clock) { $0.silenceTimeout = .seconds(30) }
         let victim = try await Client(f.bus)
         let interrupter = try await Client(f.bus)
         try await victim.register("a", active: true, producing: true)
-        // Sounding from the start: a silent interrupter's timer would start at once, and a
-        // loaded machine can take longer than the timeout to get to its first sound report.
         try await interrupter.register("b", active: true, producing: true)
         try await eventually("the interruption") { !victim.received("InterruptionBegan").isEmpty }
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(f.arbiter.silenceTimers == 0, "no silence timer while it sounds")
+        await clock.advance(by: .seconds(60))
+        // A round trip through the arbiter: a signal it sent before the reply has arrived.
+        try await victim.call("SetRemoteCommandsEnabled", [.boolean(false)])
         #expect(victim.received("InterruptionEnded").isEmpty, "no timeout while it sounds")
+
         try await interrupter.call("ReportSound", [.boolean(false)])
-        try await eventually("the timeout", timeout: 3) { !victim.received("InterruptionEnded").isEmpty }
+        #expect(f.arbiter.silenceTimers == 1, "its silence timer runs")
+        await clock.advance(by: .seconds(30) - .nanoseconds(1))
+        try await victim.call("SetRemoteCommandsEnabled", [.boolean(false)])
+        #expect(victim.received("InterruptionEnded").isEmpty, "a nanosecond before the timeout")
+        await clock.advance(by: .nanoseconds(1))
+        try await eventually("the timeout") { !victim.received("InterruptionEnded").isEmpty }
         #expect(victim.received("InterruptionEnded") == [[.boolean(true)]])
+        #expect(interrupter.received("Deactivated") == [[.string("silenceTimeout")]])
+    }
+
+    @Test("sound again before the timeout cancels it; silence again starts it afresh (a test clock)")
+    func silenceTimeoutRestarts() async throws {
+        let clock = ManualArbiterClock()
+        let f = try await ArbiterFixture(clock: clock) { $0.silenceTimeout = .seconds(30) }
+        let victim = try await Client(f.bus)
+        let interrupter = try await Client(f.bus)
+        try await victim.register("a", active: true, producing: true)
+        try await interrupter.register("b", active: true)
+        try await eventually("the interruption") { !victim.received("InterruptionBegan").isEmpty }
+        await clock.advance(by: .seconds(20))
+        try await interrupter.call("ReportSound", [.boolean(true)])
+        #expect(f.arbiter.silenceTimers == 0, "sound cancels the timer")
+        try await interrupter.call("ReportSound", [.boolean(false)])
+        await clock.advance(by: .seconds(20))
+        try await victim.call("SetRemoteCommandsEnabled", [.boolean(false)])
+        #expect(victim.received("InterruptionEnded").isEmpty, "40 s after the activation but 20 s after the last sound")
+        await clock.advance(by: .seconds(10))
+        try await eventually("the timeout") { !victim.received("InterruptionEnded").isEmpty }
     }
 
     @Test("a screen saver's ActiveChanged silences ambient sessions only")

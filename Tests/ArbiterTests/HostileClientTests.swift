@@ -164,13 +164,14 @@ struct HostileClientTests {
         #expect(f.arbiter.policy.sessions.count == 2)
     }
 
-    @Test("a registration claiming to be interrupted by another session, long after a host change, cannot deactivate it")
+    @Test("a registration claiming to be interrupted by another session, long after a host change, cannot deactivate it (a test clock)")
     func interruptedByAnother() async throws {
-        let f = try await ArbiterFixture { c in
-            c.silenceTimeout = .milliseconds(300)
-            c.reRegistrationWindow = .milliseconds(100)
+        let clock = ManualArbiterClock()
+        let f = try await ArbiterFixture(clock: clock) { c in
+            c.silenceTimeout = .seconds(30)
+            c.reRegistrationWindow = .seconds(10)
         }
-        try await Task.sleep(for: .milliseconds(150))
+        await clock.advance(by: .seconds(10) + .nanoseconds(1))
         // A player, active and paused (silent), as `earshot play` is after a pause.
         let player = try await Client(f.bus)
         try await player.register("player", active: true, remote: true)
@@ -180,7 +181,9 @@ struct HostileClientTests {
         ])])
         try await eventually("the liar's own interruption to end") { !liar.received("InterruptionEnded").isEmpty }
         #expect(liar.received("InterruptionEnded") == [[.boolean(true)]], "the claim is ignored: its own interruption ends")
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(f.arbiter.silenceTimers == 0, "no silence timer: the player interrupts nobody")
+        await clock.advance(by: .seconds(60))
+        _ = try await f.host.nameOwner(StandardInterface.bus)
         #expect(f.arbiter.policy[SessionID(player.id)]?.isActive == true, "the player stays active")
         #expect(f.arbiter.policy[SessionID(liar.id)]?.isInterrupted == false)
     }

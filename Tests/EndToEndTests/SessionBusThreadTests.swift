@@ -69,11 +69,16 @@ struct SessionBusThreadTests {
     static let rounds = 4
 
     /// The target is 3×. Measured here: 63–100× on the code that opened files on the
-    /// bus thread; 0.9–2.8× in most runs now, and 4.7× once on a quiet machine (the bus thread
-    /// no longer waits on disk, but on 2 cores it shares the CPU with the command thread, the
-    /// engine's reader and the signals each Next sends). The assertion is 10×: it fails on
-    /// a bus thread that waits on disk, not on that contention. The ratio is printed.
-    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 10× its idle p99 (target 3×); each burst takes effect in order")
+    /// bus thread. Now the host's bus thread only parses, dispatches, answers property reads
+    /// and sends during a burst (profiled: its longest item was the arbiter's own GetAll; the
+    /// MPRIS flush, 0.23 ms of CPU each in a debug build, now runs off it); what is left is
+    /// the CPU it shares on 2 cores with the command thread, the engine's reader, the bus
+    /// daemon and the test itself: a slow call was preempted mid-handler or woke late, never
+    /// queued behind other work. Ratios over 19 runs on a loaded 2-core machine (load 6–9,
+    /// other builds running): median 2.2, highest 3.5 (4.9 measured once before). The
+    /// assertion is 6×, which that holds with margin, and it still fails on a bus thread that
+    /// waits on disk. The ratio is printed.
+    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 6× its idle p99 (target 3×); each burst takes effect in order")
     func nextBurstDoesNotStallTheArbiter() async throws {
         let world = try await SessionWorld()
         let (burst, rounds) = (SessionBusThreadTests.burst, SessionBusThreadTests.rounds)
@@ -103,28 +108,35 @@ struct SessionBusThreadTests {
             let done = Locked(false)
             let started = ContinuousClock.now
             async let during = SessionBusThreadTests.probe(world.client, minimum: 20) { done.value }
-            // Sent in order and not waited for (no reply asked: the test process then has
-            // no 50 replies to handle beside its probe); the burst ends when the file 50
-            // further on (or back) is current, which also shows that every call took effect.
+            // Sent in order, the first 49 without a reply asked (the test process then has no
+            // replies to handle beside its probe); the last one's reply comes when the player's
+            // command queue, which runs them in order, has carried out all 50. Then the file 50
+            // further on (or back) is current, which shows that every call took effect.
             let expected = String(format: "track%03d", round % 2 == 1 ? burst + 1 : 1)
             var failures: [String] = []
-            for _ in 0..<burst {
+            for index in 0..<burst {
                 do {
                     let message = try DBusMessage.methodCall(destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
                                                              interface: "org.mpris.MediaPlayer2.Player", method: method)
-                    message.setNoReply()
-                    try burster.send(message)
+                    if index < burst - 1 {
+                        message.setNoReply()
+                        try burster.send(message)
+                    } else {
+                        _ = try await burster.call(message, timeout: .seconds(20))
+                    }
                 } catch {
                     failures.append("\(error)")
                 }
-            }
-            try await sessionPoll("\(expected) to be current after \(burst) \(method) calls", timeout: 20, interval: 0.01) {
-                try await SessionBusThreadTests.title(burster) == expected
             }
             burstTimes.append(ContinuousClock.now - started)
             done.withLock { $0 = true }
             busy += try await during
             #expect(failures.isEmpty, "\(method) failed: \(failures)")
+            // (After the measurement: the reply follows the 50th command, and its title may
+            // reach the now-playing info a moment later.)
+            try await sessionPoll("\(expected) to be current after \(burst) \(method) calls", timeout: 5, interval: 0.01) {
+                try await SessionBusThreadTests.title(burster) == expected
+            }
 
             try await settle(0.2)
             // Nothing moved it further: exactly 50 calls took effect.
@@ -138,7 +150,7 @@ struct SessionBusThreadTests {
                             busyP99 / idleP99, "\(burstTimes)")
         sessionReport(report)
         print(report)
-        #expect(busyP99 <= 10 * idleP99, "\(report)")
+        #expect(busyP99 <= 6 * idleP99, "\(report)")
         #expect(host.process.isRunning, "\(host.lines) \(host.process.stderr)")
     }
 }

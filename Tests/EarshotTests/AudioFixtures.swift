@@ -9,7 +9,7 @@ import TestSupport
 /// later, so the capture runs on for a little after `body`.
 func captured(_ body: @escaping () async throws -> Void) async throws -> CapturedAudio {
     // No need to wait for an earlier test's stream to go: the engine's idle stream is silent.
-    try await withAudio(idleTimeout: 0) { server in
+    try await withSharedAudio(idleTimeout: 0) { server in
         let capture = try Capture(server: server)
         let engine = AudioEngine.shared
         let underruns = engine.underrunCount, deviceTime = engine.deviceCurrentTime, started = Date()

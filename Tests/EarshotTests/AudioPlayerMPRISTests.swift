@@ -11,7 +11,7 @@ import TestSupport
 extension AudioPlayerTests {
     @Test("another process interrupts a bound AudioPlayer: playerctl reads Paused and a still position, then Playing")
     func interruptedPlayerOnMPRIS() async throws {
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let bus = try PrivateBus()
             let session = AudioSession(appName: "boundplayer", bus: .address(bus.address))
             let previous = AudioSession.implicit.withLock { old -> AudioSession in

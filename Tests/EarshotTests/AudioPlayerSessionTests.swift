@@ -13,7 +13,7 @@ extension AudioPlayerTests {
     /// Runs `body` with the implicit session on a private bus, restoring the shared one after.
     private func withImplicitSession(_ name: String,
                                      _ body: (AudioSession, PrivateBus) async throws -> Void) async throws {
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let bus = try PrivateBus()
             let session = AudioSession(appName: name, bus: .address(bus.address))
             let previous = AudioSession.implicit.withLock { old -> AudioSession in

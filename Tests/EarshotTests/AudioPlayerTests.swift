@@ -301,10 +301,10 @@ struct AudioPlayerTests {
 
     @Test("a missing device is a clear error, quickly, not a hang")
     func missingDevice() async throws {
-        // Inside withAudio like every test that opens ALSA: ALSA reads its configuration
+        // Inside withSharedAudio like every test that opens ALSA: ALSA reads its configuration
         // (and so where "default" goes) at the first open in the process, which must come
         // after the shared server has set PULSE_SERVER.
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let engine = AudioEngine(configuration: .init(device: "earshot_no_such_device"))
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(duration: 0.2)), engine: engine)
             let start = Date()

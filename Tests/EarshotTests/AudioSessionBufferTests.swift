@@ -10,7 +10,7 @@ import TestSupport
 extension AudioPlayerTests {
     @Test("preferredIOBufferDuration and preferredSampleRate reach the engine; ioBufferDuration and sampleRate say what was granted")
     func sessionPreferencesAreApplied() async throws {
-        try await withAudio(idleTimeout: 0) { server in
+        try await withSharedAudio(idleTimeout: 0) { server in
             var configuration = AudioEngine.Configuration()
             configuration.identity = .init(applicationName: "Session Buffer Test")
             configuration.idleRelease = 0.5

@@ -34,7 +34,7 @@ struct Edits {
     /// Runs `body` with the engine on the test sound server (in turn with the other audio
     /// tests); nothing is captured: these tests check the queue, not the sound.
     func onDevice(_ body: () async throws -> Void) async throws {
-        try await withAudio(idleTimeout: 0) { _ in try await body() }
+        try await withSharedAudio(idleTimeout: 0) { _ in try await body() }
     }
 
     @Test("removing the only item while it plays empties the queue: stopped, nothing now playing")

@@ -34,7 +34,7 @@ struct FileURLs {
 
     @Test("a URI naming a file whose name is not UTF-8 adds it, titled with U+FFFD; removing it closes what held it")
     func latin1Name() async throws {
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let (folder, uri) = try latin1Copy()
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let queue = try QueuePlayer(urls: [URL(fileURLWithPath: try TestSignals.sine(frequency: 300, duration: 2))])
@@ -55,7 +55,7 @@ struct FileURLs {
 
     @Test("a URI whose bytes name no file, or hold a NUL, adds nothing")
     func missing() async throws {
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let (folder, uri) = try latin1Copy()
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let queue = try QueuePlayer(urls: [URL(fileURLWithPath: try TestSignals.sine(frequency: 300, duration: 2))])

@@ -14,7 +14,7 @@ import TestSupport
 extension SystemSoundTests {
     @Test("a system sound is not the session's sound; a player started during it is")
     func systemSoundIsNotTheSessionsSound() async throws {
-        try await withAudio(idleTimeout: 0) { _ in
+        try await withSharedAudio(idleTimeout: 0) { _ in
             let engine = AudioEngine.shared
             try await eventually("an earlier test's sound to end", timeout: 5) {
                 !engine.isProducingSound && !AudioEngine.systemSounds.isProducingSound
@@ -48,7 +48,7 @@ extension SystemSoundTests {
     /// from this process.
     @Test("a system sound is a stream of its own, with media.role event, beside the player's music")
     func systemSoundStreamHasTheEventRole() async throws {
-        try await withAudio(idleTimeout: 0) { server in
+        try await withSharedAudio(idleTimeout: 0) { server in
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try TestSignals.sine(frequency: 500, duration: 2)))
             #expect(player.play())
             defer { player.stop() }

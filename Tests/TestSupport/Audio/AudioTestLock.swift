@@ -60,7 +60,45 @@ public func withAudio<T>(
     idleTimeout: Double = 2,
     _ body: (PulseAudioServer) async throws -> T
 ) async throws -> T {
-    let server = try PulseAudioServer.shared()
+    try await withAudioLock(on: PulseAudioServer.shared(), idleTimeout: idleTimeout, body)
+}
+
+/// The shared in-process server as suites that play and capture only (no PulseAudio
+/// modules, no restarts) see it: PulseAudio, or PipeWire with `EARSHOT_TEST_SERVER=pipewire`.
+public protocol SharedAudioServer: CapturableServer {
+    /// The server's address, as `PULSE_SERVER` takes it.
+    var address: String { get }
+    /// The main sink's rate.
+    var sampleRate: Int { get }
+    /// The main sink's channels.
+    var channels: Int { get }
+    /// The playback streams now connected.
+    func listSinkInputs() throws -> [PulseAudioServer.SinkInput]
+    /// Undoes what a test changed on the server (its sinks, the default sink).
+    func reset() throws
+    /// Runs `pactl ARGUMENTS` against the server and returns its output; throws if it fails.
+    @discardableResult
+    func pactl(_ arguments: String...) throws -> String
+}
+
+/// ``withAudio(isolation:idleTimeout:_:)`` on the server `EARSHOT_TEST_SERVER` names:
+/// PulseAudio (`pulseaudio-48k-norewinds`, the default, or `pulseaudio-defaults`) or
+/// PipeWire (`pipewire`). `scripts/test` runs the app-level real-time suites once on each.
+public func withSharedAudio<T>(
+    isolation: isolated (any Actor)? = #isolation,
+    idleTimeout: Double = 2,
+    _ body: (any SharedAudioServer) async throws -> T
+) async throws -> T {
+    if PipeWireServer.isSharedServer {
+        return try await withAudioLock(on: PipeWireServer.shared(), idleTimeout: idleTimeout, body)
+    }
+    return try await withAudioLock(on: PulseAudioServer.shared(), idleTimeout: idleTimeout, body)
+}
+
+private func withAudioLock<Server: SharedAudioServer, T>(
+    isolation: isolated (any Actor)? = #isolation,
+    on server: Server, idleTimeout: Double, _ body: (Server) async throws -> T
+) async throws -> T {
     if AudioTestLock.isHeld { return try await body(server) }
     await AudioTestLock.shared.acquire()
     do {

@@ -142,7 +142,16 @@ public final class Capture: Sendable {
         guard let watchdog = state.value.watchdog, !state.value.stopped else {
             throw TestFailure("Capture.stop() without a running capture")
         }
-        let target = fileSize(rawPath) + bytesPerFrame * (sampleRate * 30 / 1000)  // 30 ms more
+        // Everything played until now, and 30 ms more: the frames since the first sample
+        // was played (`origin`, a late bound, so this never asks for more than was played).
+        // The file's size alone is not enough where samples come in large fragments: on
+        // PipeWire (100 ms) a capture cut at the next fragment lost up to 140 ms at its end.
+        let margin = sampleRate * 30 / 1000
+        var target = fileSize(rawPath) + bytesPerFrame * margin
+        if let origin = state.value.origin {
+            let played = seconds(clock.now - origin)
+            target = max(target, bytesPerFrame * (Int(played * Double(sampleRate)) + margin))
+        }
         let deadline = clock.now + .seconds(drain)
         while clock.now < deadline {
             let size = fileSize(rawPath)
@@ -215,7 +224,7 @@ func seconds(_ duration: Duration) -> Double {
     return Double(s) + Double(attoseconds) / 1e18
 }
 
-extension PulseAudioServer: CapturableServer {
+extension PulseAudioServer: SharedAudioServer {
     public var captureLatencyMilliseconds: Int { 10 }
 
     /// Restarts an idle null sink's clock at the latency `parec` asked for (see ``Capture``).

@@ -164,3 +164,45 @@ public final class PipeWireServer: Sendable {
         return result.output
     }
 }
+
+// MARK: The shared in-process server, on PipeWire
+
+extension PipeWireServer: SharedAudioServer {
+    /// Whether `EARSHOT_TEST_SERVER=pipewire` makes this the shared in-process server
+    /// (``withSharedAudio(isolation:idleTimeout:_:)``).
+    public static var isSharedServer: Bool { ProcessInfo.processInfo.environment["EARSHOT_TEST_SERVER"] == "pipewire" }
+
+    private static let sharedServer = Locked<PipeWireServer?>(nil)
+
+    /// The one PipeWire server for audio played inside the test process: as
+    /// `PulseAudioServer.shared()`, it exports `PULSE_SERVER` with `setenv` before anything
+    /// in the process opens the sound server, and lives until the process exits. It needs
+    /// no keep-alive stream: PipeWire's null sink follows the graph's clock, and its
+    /// monitor does not drop the start of a sound after silence as PulseAudio's does.
+    public static func shared() throws -> PipeWireServer {
+        let result: Result<PipeWireServer, any Error> = sharedServer.withLock { server in
+            if let server { return .success(server) }
+            do {
+                let created = try PipeWireServer()
+                setenv("PULSE_SERVER", created.address, 1)
+                for key in ["PULSE_COOKIE", "PULSE_CLIENTCONFIG", "PULSE_SINK", "PULSE_SOURCE"] { unsetenv(key) }
+                server = created
+                return .success(created)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The playback streams now connected.
+    public func listSinkInputs() throws -> [PulseAudioServer.SinkInput] {
+        PulseAudioServer.SinkInput.parse(shortList: try pactl("list", "short", "sink-inputs"))
+    }
+
+    /// Makes the harness's sink the default again (tests on the shared server load none of
+    /// their own).
+    public func reset() throws {
+        try pactl("set-default-sink", sinkName)
+    }
+}

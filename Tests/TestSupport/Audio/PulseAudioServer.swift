@@ -212,11 +212,16 @@ public final class PulseAudioServer: Sendable {
         switch ProcessInfo.processInfo.environment["EARSHOT_TEST_SERVER"] {
         case "pulseaudio-defaults": (44100, true)
         case nil, "", "pulseaudio-48k-norewinds": (48000, false)
-        case let other?: fatalError("EARSHOT_TEST_SERVER=\(other): expected pulseaudio-48k-norewinds or pulseaudio-defaults")
+        case "pipewire": (48000, false)  // only suites that need PulseAudio itself reach it
+        case let other?: fatalError("EARSHOT_TEST_SERVER=\(other): expected pulseaudio-48k-norewinds, pulseaudio-defaults or pipewire")
         }
     }
 
     public static func shared() throws -> PulseAudioServer {
+        // Two shared servers in one process would fight over PULSE_SERVER.
+        if PipeWireServer.isSharedServer {
+            throw TestFailure("EARSHOT_TEST_SERVER=pipewire: this suite needs PulseAudio itself; run it without, or use withSharedAudio")
+        }
         let result: Result<PulseAudioServer, any Error> = sharedServer.withLock { server in
             if let server { return .success(server) }
             do {
@@ -318,15 +323,20 @@ public final class PulseAudioServer: Sendable {
         /// The index of the sink it plays to.
         public let sink: Int
         public let sampleSpec: String
+
+        /// The streams of `pactl list short sink-inputs`' output.
+        public static func parse(shortList: String) -> [SinkInput] {
+            shortList.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+                guard fields.count >= 5, let index = Int(fields[0]), let sink = Int(fields[1]) else { return nil }
+                return SinkInput(index: index, sink: sink, sampleSpec: fields[4])
+            }
+        }
     }
 
     /// The playback streams now connected.
     public func listSinkInputs() throws -> [SinkInput] {
-        try pactl("list", "short", "sink-inputs").split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count >= 5, let index = Int(fields[0]), let sink = Int(fields[1]) else { return nil }
-            return SinkInput(index: index, sink: sink, sampleSpec: fields[4])
-        }
+        SinkInput.parse(shortList: try pactl("list", "short", "sink-inputs"))
     }
 
     /// The rate and channel count of a null sink this server created (the main one or one

@@ -4,8 +4,6 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Where ``AudioRecorderFaultTests/recordAtTimeAgainstPlayer(_:)`` records: PulseAudio's
-/// null-sink monitor, or pipewire-pulse's.
 /// CLOCK_MONOTONIC in seconds, the clock the engine's device clock is interpolated on.
 private func monotonicSeconds() -> Double {
     var now = timespec()
@@ -13,6 +11,8 @@ private func monotonicSeconds() -> Double {
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
+/// Where ``AudioRecorderFaultTests/recordAtTimeAgainstPlayer(_:)`` records: PulseAudio's
+/// null-sink monitor, or pipewire-pulse's.
 enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
     case pulseAudio = "PulseAudio"
     case pipeWireMonitor = "PipeWire (monitor)"

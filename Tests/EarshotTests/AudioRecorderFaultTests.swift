@@ -4,6 +4,47 @@ import Foundation
 import Testing
 import TestSupport
 
+/// CLOCK_MONOTONIC in seconds, the clock the engine's device clock is interpolated on.
+private func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// Where ``AudioRecorderFaultTests/recordAtTimeAgainstPlayer(_:)`` records: PulseAudio's
+/// null-sink monitor, or pipewire-pulse's.
+enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
+    case pulseAudio = "PulseAudio"
+    case pipeWireMonitor = "PipeWire (monitor)"
+    var description: String { rawValue }
+
+    /// Where the tone may be, in seconds from T − start in the file.
+    ///
+    /// PulseAudio: the millisecond either way (measured −0.08 … +0.06 ms in 16 of 19 takes
+    /// without an underrun; +0.31, +0.46 and −1.02 ms in the others, on a machine loaded by
+    /// other builds).
+    ///
+    /// pipewire-pulse 0.3.65: late, +3.0 … +13.5 ms over about 30 takes without an underrun,
+    /// whatever the record fragment (5, 20 or 100 ms) or the output's period (256 or 2048
+    /// frames). Not the harness, and not one stream's latency report alone: pipewire-pulse's
+    /// timing moves in graph cycles (the rig's quantum is 256 frames, 5.3 ms: both streams'
+    /// read and write indices step by 256, a snapshot falls anywhere in a cycle, and it
+    /// reports source and sink latency 0 for the sink, its monitor and both streams), and
+    /// libpulse's interpolation between snapshots drifts: the engine's device clock against
+    /// the monotonic clock by about −2.6 ms/s, jumping back at timing updates (5–14 ms of
+    /// wander in a take with no underrun, where PulseAudio's holds within 0.3 ms), the capture
+    /// clock by −1 … −2 ms/s. The recorder maps the device time through the device clock when
+    /// it places the start, and the error follows that clock's wander (a tone 7.6 ms late
+    /// with the clock moved −7.9 ms over the take, 4.5 with −6.7). Checked as measured: not
+    /// before T by more than the millisecond, and within that wander and a cycle (20 ms).
+    var bounds: ClosedRange<Double> {
+        switch self {
+        case .pulseAudio: -0.001...0.001
+        case .pipeWireMonitor: -0.001...0.020
+        }
+    }
+}
+
 /// A recorder that cannot go on stops with an error naming the file (or input) and the
 /// reason, and leaves a valid file with what it recorded. Real-time (serial audio pass).
 @Suite(.serialized) struct AudioRecorderFaultTests {
@@ -236,28 +277,48 @@ import TestSupport
     /// The absolute check: a tone started with `play(atTime: T)` on the same engine (its
     /// device clock) plays into the null sink whose monitor is the recorded source; a recorder
     /// asked to start at `T - lead` must hold the tone's first sample `lead` seconds into its
-    /// file.
+    /// file, to the millisecond.
     ///
-    /// What the server leaves unknown: the null sink renders ahead in blocks of its configured
-    /// latency (2.5 ms here: a quarter of the rig's 10 ms keep-alive stream) and its monitor
-    /// posts each block when it is rendered, not when it is heard. Measured: the tone lands
-    /// within about a block of T − start (−2.3 … +0.9 ms over 25 runs with 2.5 ms blocks,
-    /// mostly early; −7.6 … +1.3 ms with a 40 ms keep-alive, 10 ms blocks), constant within a
-    /// run (the capture clock's origin moves < 0.03 ms, the device clock < 0.25 ms), so it is
-    /// where in the block the server's timing snapshots fall, which libpulse's reports do not
-    /// resolve. The check is the millisecond beyond that block either way, the block read
-    /// from the server (`pactl`), not a constant. No retakes: the bound holds for any phase
-    /// of the block.
-    @Test("record(atTime:) starts with the frame captured at that device time: a tone played at T is in the file at T minus the start, to the millisecond beyond the sink's render block")
-    func recordAtTimeAgainstPlayer() async throws {
-        let rig = try RecordingRig()
-        let server = try #require(rig.pulse)
+    /// Where the error came from (PulseAudio 16.1, 2.5 ms sink blocks): the recorder placed its
+    /// start by the first fragments' latency, which libpulse interpolated from a snapshot taken
+    /// while the stream was still corked (0.15–1.5 ms off, four runs of four), and mapped the
+    /// device time to the monotonic clock at the call, so that an output underrun between the
+    /// call and the start (the device clock waits, the monotonic clock does not) moved the
+    /// start by its length (+32 and +73 ms in two runs of six). Now the start is placed when
+    /// its frame is captured, by timing taken after the uncork and by the device clock then:
+    /// see ``RecordAtTimeServer/bounds`` for the figures. The sink's render block is no floor:
+    /// the monitor's timing (the sink's latency, subtracted) places each frame of a block.
+    ///
+    /// What it cannot know: an output underrun between the start and the tone delays the tone
+    /// (the device clock waits) after the recording began. A take in which the engine counted
+    /// an underrun is printed and taken again, five takes at most; the first take without one
+    /// decides. On pipewire-pulse see ``RecordAtTimeServer/bounds``.
+    @Test("record(atTime:) starts with the frame captured at that device time: a tone played at T is in the file at T minus the start, to the millisecond on PulseAudio, within the device clock's wander on PipeWire",
+          arguments: [RecordAtTimeServer.pulseAudio, .pipeWireMonitor])
+    func recordAtTimeAgainstPlayer(_ server: RecordAtTimeServer) async throws {
+        // Takes whose output underran say nothing about the recorder: taken again, five at most.
+        for take in 1...5 {
+            let (error, underruns) = try await Self.toneAgainstRecorder(server)
+            let held = server.bounds.contains(error)
+            print("recorder: record(atTime:) against play(atTime:) on \(server), take \(take): \(error * 1000) ms, \(underruns) output underruns, \(held ? "within" : "outside") \(server.bounds.lowerBound * 1000) … \(server.bounds.upperBound * 1000) ms")
+            guard underruns > 0 else {
+                #expect(held, "the tone played at T is \(error * 1000) ms from T − start in the file, beyond \(server.bounds.lowerBound * 1000) … \(server.bounds.upperBound * 1000) ms")
+                return
+            }
+        }
+        Issue.record("the output underran in each of 5 takes: nothing measured (a loaded machine)")
+    }
+
+    /// Plays a tone at device time T (silence playing before it on the same engine, so that the
+    /// output is open and its clock follows the sink) and records from T − 0.25 s: how far
+    /// the tone's onset is from 0.25 s into the file, and how many underruns the output had
+    /// from the call until the tone was in.
+    private static func toneAgainstRecorder(_ server: RecordAtTimeServer) async throws -> (error: Double, underruns: Int) {
+        let rig = try RecordingRig(pipewire: server != .pulseAudio, monitor: true)
         var configuration = AudioEngine.Configuration()
         configuration.soundServer = rig.address
         configuration.logsOutputChoice = false
         let engine = AudioEngine(configuration: configuration)
-        // Silence playing first: the output is open and the device clock follows the sink
-        // before any time is asked for (no start of the device between the two requests).
         let hush = try AudioPlayer(contentsOf: URL(fileURLWithPath: try TestSignals.silence(duration: 6)), engine: engine)
         let toneFile = try TestSignals.write([.tone(frequency: 1000, duration: 0.6)], name: "onset-tone")
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: toneFile), engine: engine)
@@ -272,26 +333,20 @@ import TestSupport
         try recorder.prepare()
         try await Task.sleep(for: .milliseconds(600))
         let lead = 0.25
+        let underruns = engine.underrunCount
+        let offsetBefore = engine.deviceCurrentTime - monotonicSeconds()
         let tone = engine.deviceCurrentTime + 0.5
         #expect(recorder.record(atTime: tone - lead), "\(String(describing: recorder.lastError))")
         #expect(player.play(atTime: tone))
         try await Task.sleep(for: .milliseconds(1500))
-        let block = try Self.configuredLatency(ofSink: server.sinkName, in: server.pactl("list", "sinks"))
+        let starved = engine.underrunCount - underruns
+        // How far the device clock moved against the monotonic clock during the take: an
+        // underrun moves it by its length; a printed figure for a take that misses.
+        let moved = engine.deviceCurrentTime - monotonicSeconds() - offsetBefore
         recorder.stop()
         let onset = try #require(try RecordingRig.read(path).onset(threshold: -40), "no tone in the recording")
-        let error = onset - lead
-        print("record(atTime:) against play(atTime:): the tone at \(onset) s, asked \(lead) s: \(error * 1000) ms (sink block \(block * 1000) ms)")
-        #expect(abs(error) < block + 0.001,
-                "the tone played at T is at \(onset) s in a recording started at T - \(lead) s (\(error * 1000) ms; the sink renders \(block * 1000) ms blocks)")
-    }
-
-    /// The “configured N usec” latency of `sink` in `pactl list sinks`, in seconds.
-    private static func configuredLatency(ofSink sink: String, in listing: String) throws -> Double {
-        let section = try #require(listing.components(separatedBy: "\n\n").first { $0.contains("Name: \(sink)\n") }, "no sink \(sink)")
-        let line = try #require(section.split(separator: "\n").first { $0.contains("Latency:") }, "no latency for \(sink)")
-        let words = line.split(separator: " ")
-        let index = try #require(words.firstIndex(of: "configured"), "\(line)")
-        return try #require(Double(words[index + 1])) / 1e6
+        print("record(atTime:) against play(atTime:) on \(server): the tone at \(onset) s, asked \(lead) s: \((onset - lead) * 1000) ms, \(starved) underruns, the device clock moved \(moved * 1000) ms")
+        return (onset - lead, starved)
     }
 
     @Test("the source removed while recording: the server moves the stream to the default source, the file goes on and stays valid")

@@ -29,6 +29,9 @@ final class CaptureBuffer: @unchecked Sendable {
     /// the next frame the consumer reads.
     private let originTime = AtomicDouble(0)
     private let hasOrigin = Atomic<Bool>(false)
+    /// Set by the first push whose age the input vouches for (a sound server's timing
+    /// taken while the stream runs): until then the origin, if any, is a guess.
+    private let originSettled = Atomic<Bool>(false)
     /// Set once when the stream fails (the server went away, the device was removed).
     let failed = Atomic<Bool>(false)
     let failureReason = Mutex<String?>(nil)
@@ -41,6 +44,8 @@ final class CaptureBuffer: @unchecked Sendable {
 
     /// Capture thread: appends `frames` frames whose first was captured `age` seconds ago
     /// (negative: it will be, as on a monitor source, whose blocks are heard after they are posted).
+    /// A nil age (the input cannot tell yet) sets a provisional clock, only when there is none:
+    /// as if the first frame were captured now.
     func push(_ samples: UnsafePointer<Float>, frames: Int, age: Double?) {
         stamp(frames: frames, age: age)
         let written = ring.write(samples, frames: frames)
@@ -93,6 +98,7 @@ final class CaptureBuffer: @unchecked Sendable {
         let index = Double(framesCaptured.load(ordering: .relaxed))
         originTime.store(MonotonicClock.seconds() - age - index / Double(sampleRate))
         hasOrigin.store(true, ordering: .releasing)
+        originSettled.store(true, ordering: .releasing)
     }
 
     /// Capture thread (or a control thread): the stream failed for `reason`.
@@ -104,6 +110,10 @@ final class CaptureBuffer: @unchecked Sendable {
 
     /// Whether the capture clock is known: a first fragment arrived.
     var hasClock: Bool { hasOrigin.load(ordering: .acquiring) }
+
+    /// Whether the capture clock comes from the input's own timing (a push with an age),
+    /// not from the provisional guess of a push without one.
+    var isClockSettled: Bool { originSettled.load(ordering: .acquiring) }
 
     /// The index of the frame captured at monotonic time `time` (clamped at 0); before the
     /// first push, the frame the stream will capture next.

@@ -41,9 +41,14 @@ public final class Recording: @unchecked Sendable {
     private struct Segment {
         var start: UInt64
         var end: UInt64?
-        /// A start asked for before the input captured anything (it idles until the first
-        /// start): the monotonic time, made a frame index once the capture clock is known.
+        /// A start asked for now before the input captured anything (it idles until the
+        /// first start): the monotonic time, made a frame index once the capture clock is known.
         var startTime: Double?
+        /// A start asked for at a time on the engine's device clock: made a monotonic time,
+        /// then a frame index, only when the writer places it (the device clock then, which
+        /// has waited out any stall of the output since the call).
+        var startDeviceTime: Double?
+        var isPending: Bool { startTime != nil || startDeviceTime != nil }
     }
 
     private struct Control {
@@ -134,30 +139,59 @@ public final class Recording: @unchecked Sendable {
         return deviceTime.map { now + ($0 - engine.deviceCurrentTime) } ?? now
     }
 
-    /// Under the control lock: gives starts asked for before the capture clock was known
-    /// their frame index, once it is (the first frame captured when the time asked for came
-    /// before it). Without a clock, a pending segment that is closed is dropped: nothing was
-    /// captured in it.
-    private func resolvePendingStarts(_ c: inout Control, closing: Bool = false) {
+    /// What the writer learns from ``resolvePendingStarts(_:closing:readableEnd:settled:)``.
+    private struct PendingStarts {
+        /// A start waits for the capture clock to settle: nothing may be read yet.
+        var hold = false
+        /// Frames past what can be read now to the earliest start still waiting for its frame.
+        var framesToStart: UInt64?
+    }
+
+    /// Under the control lock: gives starts asked for at a time (``start(atDeviceTime:duration:)``
+    /// with a time) their frame index. When `closing` (pause, stop), at once with the clock as it
+    /// is; without a clock a pending segment that is closed is dropped: nothing was captured
+    /// in it. Otherwise (the writer) as late as possible, for the input's latest timing: once
+    /// the clock is `settled` and the frame at that time is among those captured
+    /// (below `readableEnd`); before the clock settles the writer holds its reading, so that
+    /// no frame a start may want is read past.
+    @discardableResult
+    private func resolvePendingStarts(_ c: inout Control, closing: Bool = false, readableEnd: UInt64 = .max,
+                                      settled: Bool = true) -> PendingStarts {
         let clock = buffer.hasClock
+        var pending = PendingStarts()
         var kept: [Segment] = []
         for var segment in c.segments {
-            if let time = segment.startTime {
-                if clock {
+            if let time = segment.startDeviceTime.map({ monotonicTime(deviceTime: $0) }) ?? segment.startTime {
+                if closing {
+                    guard clock else { continue }
                     segment.start = max(buffer.frameIndex(atMonotonic: time), kept.last?.end ?? 0)
-                    segment.startTime = nil
-                } else if closing {
-                    continue
+                    (segment.startTime, segment.startDeviceTime) = (nil, nil)
+                } else if !clock || !settled {
+                    pending.hold = true
+                } else {
+                    let index = buffer.frameIndex(atMonotonic: time)
+                    if index >= readableEnd {
+                        pending.framesToStart = min(pending.framesToStart ?? .max, index - readableEnd)
+                    } else {
+                        segment.start = max(index, kept.last?.end ?? 0)
+                        (segment.startTime, segment.startDeviceTime) = (nil, nil)
+                    }
                 }
             }
             kept.append(segment)
         }
         c.segments = kept
+        return pending
     }
 
     /// Starts (or continues, after ``pause()``) writing with the frame captured at `time` on
     /// the engine's device clock (now when nil), for `duration` seconds of file when given.
     /// Returns false when the recording has ended.
+    ///
+    /// A start at a time is placed when the frame captured then arrives: by the input's
+    /// timing then (on a sound server, timing taken after the stream started, not the
+    /// corked stream's) and by the device clock then, so that an output that stalled
+    /// meanwhile (its clock waited) moves the start with it.
     @discardableResult
     public func start(atDeviceTime time: Double? = nil, duration: Double? = nil) -> Bool {
         let target = monotonicTime(deviceTime: time)
@@ -167,7 +201,9 @@ public final class Recording: @unchecked Sendable {
             guard c.ending == nil, c.stopAt == nil else { return false }
             if let last = c.segments.last, last.end == nil { return true }
             let start = max(index, c.segments.last?.end ?? 0)
-            c.segments.append(Segment(start: start, end: nil, startTime: clock ? nil : target))
+            // A start at a time waits in the writer for the frame captured then: the
+            // capture clock it is placed by is the freshest when that frame arrives.
+            c.segments.append(Segment(start: start, end: nil, startTime: clock || time != nil ? nil : target, startDeviceTime: time))
             if let duration, duration.isFinite, duration >= 0 {
                 c.limit = written.load(ordering: .acquiring) + Int64((duration * Double(format.sampleRate)).rounded())
             } else {
@@ -289,11 +325,19 @@ public final class Recording: @unchecked Sendable {
             next &+= buffer.takeDropped()
             var failure: RecordingError?
             // Frames in the ring mean the clock is known (it is stamped before they are
-            // written): pending starts resolve before they are read.
+            // written): a start at a time is placed once the clock has settled and the
+            // frame captured then is in the ring, before it is read.
             let available = buffer.ring.availableToRead
+            // A clock that does not settle (an input that never tells its timing) does not
+            // hold the writer for more than half a second of frames.
+            let settled = buffer.isClockSettled || available >= format.sampleRate / 2
             let plan = control.withLock { c in
-                resolvePendingStarts(&c)
-                return (c.segments.filter { $0.startTime == nil }, c.limit, c.stopAt)
+                let pending = resolvePendingStarts(&c, readableEnd: next &+ UInt64(available), settled: settled)
+                return (c.segments.filter { !$0.isPending }, c.limit, c.stopAt, pending)
+            }
+            if plan.3.hold, !buffer.failed.load(ordering: .acquiring) {
+                buffer.wakeFrames.store(0, ordering: .relaxed)
+                continue
             }
             let segments = plan.0
             let limit = plan.1
@@ -328,6 +372,9 @@ public final class Recording: @unchecked Sendable {
             }
             if written > self.written.load(ordering: .relaxed), plan.2 == nil {
                 buffer.wakeFrames.store(format.sampleRate / 10, ordering: .relaxed)
+            } else if let frames = plan.3.framesToStart, plan.2 == nil {
+                // A start ahead: wake when its frame is captured (or in 100 ms at most).
+                buffer.wakeFrames.store(Int(min(frames + 1, UInt64(format.sampleRate / 10))), ordering: .relaxed)
             }
             self.written.store(written, ordering: .releasing)
             if failure == nil {

@@ -22,7 +22,12 @@ public final class SystemSound: Sendable {
     /// The sound's format (its frame count is the decoded length when in memory).
     let format: AudioFileFormat
     let engine: AudioEngine
+    /// The sample in the sound server's cache this sound plays by name, or nil when it plays
+    /// through `engine` (no server answered, a file given by path, or the cache failed).
+    let cached: CachedSample?
     private let voices = Mutex<(ready: Voice?, playing: [ObjectIdentifier: Voice], disposed: Bool)>((nil, [:], false))
+    /// Plays through the sample cache that have not ended.
+    private let cachedPlays = Mutex<Set<PulseSampleCache.Play>>([])
 
     /// Decodes a sound file.
     ///
@@ -47,6 +52,7 @@ public final class SystemSound: Sendable {
             format = file.format
         }
         self.engine = engine
+        cached = nil
         do {
             try prepareNext()
         } catch let error as AudioFileError {
@@ -56,12 +62,43 @@ public final class SystemSound: Sendable {
         }
     }
 
-    /// Finds `name` in the sound theme, then decodes it.
+    /// Finds `name` in the sound theme, then plays it by name from the sound server's sample
+    /// cache, as libcanberra does, or decodes it for `engine`.
+    ///
+    /// Where a PulseAudio-protocol server answers (PulseAudio, or PipeWire through
+    /// pipewire-pulse) and `engine` may use it, the decoded sound is uploaded to the server's
+    /// sample cache once, as `earshot.THEME.NAME`, and each play asks the server to play it:
+    /// no stream to set up, nothing to decode. A later sound of that name, in this process or
+    /// another, finds it there (the same file, unchanged) and decodes nothing. Without a
+    /// server, or when the cache fails, the sound plays through `engine` as a file's does.
     ///
     /// - Throws: ``SoundThemeError`` when no theme has the sound (the error lists the
     ///   themes and folders searched), or ``AudioFileError``.
     public convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine = .systemSounds) throws {
-        try self.init(contentsOf: URL(fileURLWithPath: theme.file(for: name)), engine: engine)
+        let path = try theme.file(for: name)
+        if let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name, engine: engine) {
+            try self.init(path: path, format: found.format, audio: found.audio, cached: found.cached, engine: engine)
+        } else {
+            try self.init(contentsOf: URL(fileURLWithPath: path), engine: engine)
+        }
+    }
+
+    /// A sound that plays from the sample cache (`cached`), or through `engine` with `audio`
+    /// (decoded) or from `path` (streamed); a voice is prepared only when it plays through `engine`.
+    init(path: String, format: AudioFileFormat, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine) throws {
+        self.path = path
+        self.format = format
+        self.audio = audio
+        self.cached = cached
+        self.engine = engine
+        guard cached == nil else { return }
+        do {
+            try prepareNext()
+        } catch let error as AudioFileError {
+            throw error
+        } catch {
+            throw SystemSoundError(path: path, reason: .cannotPlay("\(error)"))
+        }
     }
 
     deinit { dispose() }
@@ -73,6 +110,7 @@ public final class SystemSound: Sendable {
     ///
     /// - Throws: ``AudioEngineError`` when the device cannot be opened.
     public func play(completion: (@Sendable () -> Void)? = nil) throws {
+        if let cached, playCached(cached, completion: completion) { return }
         guard let voice = voices.withLock({ state -> Voice? in
             defer { state.ready = nil }
             if let ready = state.ready {
@@ -80,7 +118,14 @@ public final class SystemSound: Sendable {
                 SystemSound.playing.add(1, ordering: .relaxed)
             }
             return state.ready
-        }) else { throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed") }
+        }) else {
+            // A cached sound that fell back to the engine prepares its first voice now.
+            if cached != nil, !voices.withLock({ $0.disposed }) {
+                try prepareNext()
+                return try play(completion: completion)
+            }
+            throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed")
+        }
         // The handler holds the sound until the play ends, so that a sound nobody keeps
         // (`try SystemSound(named: "bell").play()`) plays whole instead of being disposed
         // by `deinit` at once; the cycle (sound, voice, handler) ends with the play, or
@@ -104,8 +149,36 @@ public final class SystemSound: Sendable {
         try prepareNext()
     }
 
+    /// Asks the server to play the cached sample; false when it cannot (the caller plays
+    /// through the engine instead). As with a voice, the completion holds the sound until
+    /// the play ends or ``dispose()`` stops it.
+    private func playCached(_ cached: CachedSample, completion: (@Sendable () -> Void)?) -> Bool {
+        guard !voices.withLock({ $0.disposed }) else { return false }
+        let started = cachedPlays.withLock { plays -> Bool in
+            // Under the lock, so that the completion (another thread) finds the play listed.
+            do {
+                let play = try cached.cache.play(sample: cached.sample, properties: cached.playProperties) { [self] play, _ in
+                    if self.cachedPlayEnded(play) { completion?() }
+                }
+                plays.insert(play)
+                SystemSound.playing.add(1, ordering: .relaxed)
+                return true
+            } catch {
+                return false
+            }
+        }
+        return started
+    }
+
+    /// A cached play ended; false for one that `dispose()` stopped meanwhile.
+    private func cachedPlayEnded(_ play: PulseSampleCache.Play) -> Bool {
+        let removed = cachedPlays.withLock { $0.remove(play) != nil }
+        if removed { SystemSound.playing.subtract(1, ordering: .relaxed) }
+        return removed
+    }
+
     /// Whether any play of this sound is still sounding.
-    public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } }
+    public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } || cachedPlays.withLock { !$0.isEmpty } }
 
     /// Stops every play and releases the decoded audio's voices. A sound that is playing
     /// keeps itself alive until it ends; this stops it at once.
@@ -119,6 +192,13 @@ public final class SystemSound: Sendable {
             voice.dispose()
             voice.setHandlers(onFinished: nil, onError: nil)  // releases the sound they hold
         }
+        let plays = cachedPlays.withLock { plays -> Set<PulseSampleCache.Play> in
+            defer { plays = [] }
+            return plays
+        }
+        SystemSound.playing.subtract(plays.count, ordering: .relaxed)
+        // Kills each play's sink input; their completions (which hold the sound) are dropped.
+        for play in plays { cached?.cache.stop(play) }
     }
 
     /// Plays of system sounds in the process that have not ended: the session does not

@@ -36,10 +36,14 @@ struct Sound: AsyncParsableCommand {
     func run() async throws {
         if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
         AudioEngine.systemSounds.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
-        // Open the device (connecting to the sound server) while the sound decodes.
-        startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        // A theme sound plays from the sound server's sample cache where a server answers:
+        // no stream of the engine's is needed. A file, or a sound for a named ALSA device,
+        // plays through the engine: open it (connecting to the server) while the sound decodes.
+        if isFile || device != nil {
+            startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
+        }
         let systemSound: SystemSound
         do {
             systemSound = isFile

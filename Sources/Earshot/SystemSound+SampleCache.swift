@@ -25,16 +25,17 @@ extension SystemSound {
     /// modification time.
     static let fileStampProperty = "earshot.file"
 
-    /// Looks `earshot.THEME.NAME` up in the sample cache of `engine`'s server, or decodes
-    /// `path` and uploads it; nil when no server answers or `engine` plays to an ALSA
-    /// device (the sound plays through the engine, as before). Decoding errors are thrown;
-    /// cache errors are not (the engine plays what was decoded).
-    static func fromSampleCache(path: String, name: String, theme: String, engine: AudioEngine) throws -> SampleCacheResult? {
-        guard engine.configuration.output != .alsa, let stamp = fileStamp(path) else { return nil }
-        let identity = engine.streamIdentity
+    /// Looks `earshot.THEME.NAME` up in the sample cache of the engine's server (`server`,
+    /// nil: libpulse's default), or decodes `path` and uploads it; nil when no server answers
+    /// or the engine plays to an ALSA device (`output`): the sound plays through the engine,
+    /// as before. Decoding errors are thrown; cache errors are not (the engine plays what was
+    /// decoded).
+    static func fromSampleCache(path: String, name: String, theme: String, output: AudioEngine.OutputChoice, server: String?,
+                                identity: AudioEngine.StreamIdentity) throws -> SampleCacheResult? {
+        guard output != .alsa, let stamp = fileStamp(path) else { return nil }
         let cache: PulseSampleCache
         do {
-            cache = try PulseSampleCache.connection(server: engine.configuration.soundServer, identity: identity)
+            cache = try PulseSampleCache.connection(server: server, identity: identity)
         } catch {
             return nil
         }

@@ -21,7 +21,10 @@ public final class SystemSound: Sendable {
     let audio: PCMAudio?
     /// The sound's format (its frame count is the decoded length when in memory).
     let format: AudioFileFormat
-    let engine: AudioEngine
+    /// The engine it plays through: the one given, or `AudioEngine.systemSounds`, made only
+    /// when a sound from the sample cache must fall back to it.
+    var engine: AudioEngine { engineChoice ?? .systemSounds }
+    private let engineChoice: AudioEngine?
     /// The sample in the sound server's cache this sound plays by name, or nil when it plays
     /// through `engine` (no server answered, a file given by path, or the cache failed).
     let cached: CachedSample?
@@ -51,7 +54,7 @@ public final class SystemSound: Sendable {
             audio = nil
             format = file.format
         }
-        self.engine = engine
+        engineChoice = engine
         cached = nil
         do {
             try prepareNext()
@@ -76,21 +79,38 @@ public final class SystemSound: Sendable {
     ///   themes and folders searched), or ``AudioFileError``.
     public convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine = .systemSounds) throws {
         let path = try theme.file(for: name)
-        if let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name, engine: engine) {
+        if let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name, output: engine.configuration.output,
+                                                       server: engine.configuration.soundServer, identity: engine.streamIdentity) {
             try self.init(path: path, format: found.format, audio: found.audio, cached: found.cached, engine: engine)
         } else {
             try self.init(contentsOf: URL(fileURLWithPath: path), engine: engine)
         }
     }
 
-    /// A sound that plays from the sample cache (`cached`), or through `engine` with `audio`
-    /// (decoded) or from `path` (streamed); a voice is prepared only when it plays through `engine`.
-    init(path: String, format: AudioFileFormat, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine) throws {
+    /// For `earshot sound NAME`: finds `name` and plays it from the sample cache of libpulse's
+    /// default server, presenting itself as `identity`, without making
+    /// `AudioEngine.systemSounds` (its stream and threads) unless a play must fall back to it;
+    /// nil when no server answers, an ALSA device is named in `EARSHOT_AUDIO_DEVICE`, or the
+    /// cache fails (play it with ``init(named:theme:engine:)`` then).
+    ///
+    /// - Throws: ``SoundThemeError`` or ``AudioFileError``, as ``init(named:theme:engine:)``.
+    package convenience init?(cachedNamed name: String, theme: SoundTheme, identity: AudioEngine.StreamIdentity) throws {
+        let path = try theme.file(for: name)
+        guard let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name,
+                                                          output: AudioEngine.Configuration().output, server: nil, identity: identity),
+              let cached = found.cached else { return nil }
+        try self.init(path: path, format: found.format, audio: found.audio, cached: cached, engine: nil)
+    }
+
+    /// A sound that plays from the sample cache (`cached`), or through `engine` (nil:
+    /// `AudioEngine.systemSounds`) with `audio` (decoded) or from `path` (streamed); a voice
+    /// is prepared only when it plays through the engine.
+    init(path: String, format: AudioFileFormat, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine?) throws {
         self.path = path
         self.format = format
         self.audio = audio
         self.cached = cached
-        self.engine = engine
+        engineChoice = engine
         guard cached == nil else { return }
         do {
             try prepareNext()

@@ -9,6 +9,7 @@ import Platform
 /// `earshot sound`: plays a system sound and waits for it to end.
 struct Sound: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sound",
         abstract: "Play a system sound by freedesktop event name or from a file.",
         discussion: """
             NAME is looked up in the sound theme (XDG Sound Theme specification: \
@@ -34,21 +35,24 @@ struct Sound: AsyncParsableCommand {
     var device: String?
 
     func run() async throws {
-        if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
-        AudioEngine.systemSounds.streamIdentity = .init(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
+        let identity = AudioEngine.StreamIdentity(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
-        // A theme sound plays from the sound server's sample cache where a server answers:
-        // no stream of the engine's is needed. A file, or a sound for a named ALSA device,
-        // plays through the engine: open it (connecting to the server) while the sound decodes.
-        if isFile || device != nil {
-            startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
-        }
         let systemSound: SystemSound
         do {
-            systemSound = isFile
-                ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
-                : try SystemSound(named: sound, theme: SoundTheme(name: theme))
+            // A theme sound plays from the sound server's sample cache where a server
+            // answers: the engine (its stream and threads) is not made at all.
+            if !isFile, device == nil, let cached = try SystemSound(cachedNamed: sound, theme: SoundTheme(name: theme), identity: identity) {
+                systemSound = cached
+            } else {
+                if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
+                AudioEngine.systemSounds.streamIdentity = identity
+                // Open the device (connecting to the sound server) while the sound decodes.
+                startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
+                systemSound = isFile
+                    ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
+                    : try SystemSound(named: sound, theme: SoundTheme(name: theme))
+            }
         } catch {
             fail("earshot sound: \(error)")
         }

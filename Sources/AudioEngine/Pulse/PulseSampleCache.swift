@@ -68,7 +68,7 @@ public final class PulseSampleCache: @unchecked Sendable {
         public let eventID: UInt64
     }
 
-    /// The server's name and version (“pulseaudio 16.1”, “PulseAudio (on PipeWire 0.3.65) 15.0.0”).
+    /// The server's address (`/run/user/1000/pulse/native`), as libpulse connected to it.
     public var server: String { serverName.withLock { $0 } }
     private let serverName = Mutex<String>("unknown server")
 
@@ -155,8 +155,9 @@ public final class PulseSampleCache: @unchecked Sendable {
             PulseSampleCache.from(userdata).serverEvent(event, index: index)
         }, me)
         if let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) { pa_operation_unref(operation) }
-        let name = PulseClient.serverName(context, mainloop: mainloop) { false }
-            ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
+        // Its address, not its name and version: asking those would cost a round trip
+        // before the first play (`earshot sound` is timed from its start).
+        let name = pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
         serverName.withLock { $0 = name }
         pa_threaded_mainloop_unlock(mainloop)
     }

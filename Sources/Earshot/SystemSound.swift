@@ -10,7 +10,11 @@ import Synchronization
 /// returns at once; a voice is kept prepared so that the sound starts on the engine's next
 /// period. Several plays may overlap.
 ///
-/// System sounds play on `AudioEngine.systemSounds` unless given another engine: a stream
+/// A sound made by name plays from the sound server's sample cache where a PulseAudio-protocol
+/// server answers (see ``init(named:theme:engine:)``), as libcanberra's sounds do: the
+/// server holds the decoded sound and mixes it when asked, with `media.role` `event`.
+///
+/// Other system sounds play on `AudioEngine.systemSounds` unless given another engine: a stream
 /// of their own, apart from the app's players, with `media.role` `event` (the desktop's
 /// event-sounds volume applies, as to libcanberra's sounds) and a short buffer.
 public final class SystemSound: Sendable {
@@ -126,7 +130,8 @@ public final class SystemSound: Sendable {
     /// The sound's length in seconds.
     public var duration: TimeInterval { format.duration ?? 0 }
 
-    /// Plays the sound; `completion` runs on the engine's event thread when it ends.
+    /// Plays the sound; `completion` runs when it ends: after its last frame is heard, on the
+    /// engine's event thread, or (from the sample cache) on a thread of its own.
     ///
     /// - Throws: ``AudioEngineError`` when the device cannot be opened.
     public func play(completion: (@Sendable () -> Void)? = nil) throws {

@@ -14,8 +14,8 @@ import Glibc
 /// A play ends when the server removes its sink input; its completion is then delayed by the
 /// sink's latency (asked of the sink then), so that it is reported after the last frame
 /// is heard, not when the server has merely mixed it. The subscription to sink-input events
-/// that tells this is the only traffic while nothing plays: the connection does not wake
-/// otherwise.
+/// that tells this is asked for only while a play is under way: an idle connection hears
+/// nothing and does not wake.
 ///
 /// One connection per server address for the process (``connection(server:identity:)``),
 /// on its own `pa_threaded_mainloop`. Every libpulse call is made with the mainloop's lock
@@ -154,7 +154,6 @@ public final class PulseSampleCache: @unchecked Sendable {
         pa_context_set_subscribe_callback(context, { _, event, index, userdata in
             PulseSampleCache.from(userdata).serverEvent(event, index: index)
         }, me)
-        if let operation = pa_context_subscribe(context, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) { pa_operation_unref(operation) }
         // Its address, not its name and version: asking those would cost a round trip
         // before the first play (`earshot sound` is timed from its start).
         let name = pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
@@ -262,12 +261,17 @@ public final class PulseSampleCache: @unchecked Sendable {
         try locked(sample) { () throws(CacheError) in
             let list = PulseSampleCache.proplist(all)
             defer { pa_proplist_free(list) }
+            // Sink-input events only while something plays: an idle connection hears nothing.
+            // Asked before the play, on the same connection, so no event of it is missed.
+            let first = plays.isEmpty
+            if first { subscribe(true) }
             let userdata = Unmanaged.passRetained(Reply(cache: self, record: record)).toOpaque()
             guard let operation = pa_context_play_sample_with_proplist(context, sample, nil, PA_VOLUME_INVALID, list, { _, index, userdata in
                 let reply = Unmanaged<Reply>.fromOpaque(userdata!).takeRetainedValue()
                 reply.cache.played(reply.record, index: index)
             }, userdata) else {
                 Unmanaged<Reply>.fromOpaque(userdata).release()
+                if first { subscribe(false) }
                 throw .failed(sample: sample, reason: PulseClient.error(context))
             }
             pa_operation_unref(operation)
@@ -283,6 +287,7 @@ public final class PulseSampleCache: @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
         guard let record = plays.removeValue(forKey: play.eventID) else { return }
+        if plays.isEmpty { subscribe(false) }
         record.completion = nil
         record.stopped = true
         // Not yet started (the server's answer is on its way): `played` kills it then.
@@ -391,7 +396,10 @@ public final class PulseSampleCache: @unchecked Sendable {
     private func complete(_ record: PlayRecord, _ end: PlayEnd) {
         guard plays.removeValue(forKey: record.eventID) != nil else { return }
         for index in record.indices { byIndex[index] = nil }
-        if plays.isEmpty { removedEarly.removeAll() }
+        if plays.isEmpty {
+            removedEarly.removeAll()
+            if pa_context_get_state(context) == PA_CONTEXT_READY { subscribe(false) }
+        }
         guard let completion = record.completion else { return }
         record.completion = nil
         let play = Play(eventID: record.eventID)
@@ -411,6 +419,12 @@ public final class PulseSampleCache: @unchecked Sendable {
             for record in Array(plays.values) { complete(record, .failed(reason)) }
         }
         pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    /// Asks for sink-input events (`on`) or for none; with the lock held.
+    private func subscribe(_ on: Bool) {
+        let mask = on ? PA_SUBSCRIPTION_MASK_SINK_INPUT : PA_SUBSCRIPTION_MASK_NULL
+        if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
     }
 
     private func kill(_ index: UInt32) {

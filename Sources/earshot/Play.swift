@@ -12,7 +12,6 @@ import AudioEngine
 /// keyboard, media keys and playerctl.
 struct Play: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "play",
         abstract: "Play audio files as a queue, controllable over MPRIS.",
         discussion: """
             Plays FILE… in order (WAV, AIFF, CAF, FLAC, Ogg Vorbis, Opus and MP3 through \

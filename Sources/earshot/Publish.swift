@@ -10,7 +10,6 @@ import Glibc
 /// keeps its position running, and obeys (and prints) the remote commands it receives.
 struct Publish: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "publish",
         abstract: "Publish a now-playing entry on MPRIS and obey remote commands.",
         discussion: """
             Publishes a stand-in player, without sound, as org.mpris.MediaPlayer2.NAME. \

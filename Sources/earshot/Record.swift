@@ -9,7 +9,6 @@ import Glibc
 /// --duration, in the `record` session category (or `playAndRecord` with --play).
 struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "record",
         abstract: "Record from an input into an audio file.",
         discussion: """
             Records the sound server's default source (or --device: a source name, or an \

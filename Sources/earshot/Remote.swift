@@ -11,7 +11,6 @@ import Glibc
 /// eligible process that last made sound), for window-manager key bindings.
 struct Remote: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "remote",
         abstract: "Send a media command to the process that last made sound.",
         discussion: """
             COMMAND is play-pause, play, pause, next, previous, stop, or seek followed by \
@@ -88,7 +87,6 @@ struct Remote: AsyncParsableCommand {
 /// the target.
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status",
         abstract: "Show the audio sessions, who plays, who is interrupted or ducked, and the target.",
         discussion: """
             OUTPUT is what a session's players play through: the sound server and its \
@@ -202,7 +200,6 @@ struct Status: AsyncParsableCommand {
 /// `earshot daemon`: the arbiter as a service of its own.
 struct Daemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "daemon",
         abstract: "Run the audio-session arbiter (org.earshot.AudioSession) as a service.",
         discussion: """
             Takes org.earshot.AudioSession from an Earshot process that hosts it embedded \

@@ -10,7 +10,11 @@ import Synchronization
 /// returns at once; a voice is kept prepared so that the sound starts on the engine's next
 /// period. Several plays may overlap.
 ///
-/// System sounds play on `AudioEngine.systemSounds` unless given another engine: a stream
+/// A sound made by name plays from the sound server's sample cache where a PulseAudio-protocol
+/// server answers (see ``init(named:theme:)``), as libcanberra's sounds do: the
+/// server holds the decoded sound and mixes it when asked, with `media.role` `event`.
+///
+/// Other system sounds play on `AudioEngine.systemSounds` unless given another engine: a stream
 /// of their own, apart from the app's players, with `media.role` `event` (the desktop's
 /// event-sounds volume applies, as to libcanberra's sounds) and a short buffer.
 public final class SystemSound: Sendable {
@@ -21,8 +25,16 @@ public final class SystemSound: Sendable {
     let audio: PCMAudio?
     /// The sound's format (its frame count is the decoded length when in memory).
     let format: AudioFileFormat
-    let engine: AudioEngine
+    /// The engine it plays through: the one given, or `AudioEngine.systemSounds`, made only
+    /// when a sound from the sample cache must fall back to it.
+    var engine: AudioEngine { engineChoice ?? .systemSounds }
+    private let engineChoice: AudioEngine?
+    /// The sample in the sound server's cache this sound plays by name, or nil when it plays
+    /// through `engine` (no server answered, a file given by path, or the cache failed).
+    let cached: CachedSample?
     private let voices = Mutex<(ready: Voice?, playing: [ObjectIdentifier: Voice], disposed: Bool)>((nil, [:], false))
+    /// Plays through the sample cache that have not ended.
+    private let cachedPlays = Mutex<Set<PulseSampleCache.Play>>([])
 
     /// Decodes a sound file.
     ///
@@ -52,7 +64,8 @@ public final class SystemSound: Sendable {
             audio = nil
             format = file.format
         }
-        self.engine = engine
+        engineChoice = engine
+        cached = nil
         do {
             try prepareNext()
         } catch let error as AudioFileError {
@@ -62,7 +75,15 @@ public final class SystemSound: Sendable {
         }
     }
 
-    /// Finds `name` in the sound theme, then decodes it.
+    /// Finds `name` in the sound theme, then plays it by name from the sound server's sample
+    /// cache, as libcanberra does, or decodes it for `engine`.
+    ///
+    /// Where a PulseAudio-protocol server answers (PulseAudio, or PipeWire through
+    /// pipewire-pulse) and `engine` may use it, the decoded sound is uploaded to the server's
+    /// sample cache once, as `earshot.THEME.NAME`, and each play asks the server to play it:
+    /// no stream to set up, nothing to decode. A later sound of that name, in this process or
+    /// another, finds it there (the same file, unchanged) and decodes nothing. Without a
+    /// server, or when the cache fails, the sound plays through `engine` as a file's does.
     ///
     /// - Throws: ``SoundThemeError`` when no theme has the sound (the error lists the
     ///   themes and folders searched), or ``AudioFileError``.
@@ -70,9 +91,50 @@ public final class SystemSound: Sendable {
         try self.init(named: name, theme: theme, engine: .systemSounds)
     }
 
-    /// Finds `name` in the sound theme, then decodes it to play on `engine`.
+    /// Finds `name` in the sound theme and plays it from the sample cache, or decodes it to
+    /// play on `engine` (the package's tools and tests).
     package convenience init(named name: String, theme: SoundTheme = SoundTheme(), engine: AudioEngine) throws {
-        try self.init(contentsOf: URL(fileURLWithPath: theme.file(for: name)), engine: engine)
+        let path = try theme.file(for: name)
+        if let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name, output: engine.configuration.output,
+                                                       server: engine.configuration.soundServer, identity: engine.streamIdentity) {
+            try self.init(path: path, format: found.format, audio: found.audio, cached: found.cached, engine: engine)
+        } else {
+            try self.init(contentsOf: URL(fileURLWithPath: path), engine: engine)
+        }
+    }
+
+    /// For `earshot sound NAME`: finds `name` and plays it from the sample cache of libpulse's
+    /// default server, presenting itself as `identity`, without making
+    /// `AudioEngine.systemSounds` (its stream and threads) unless a play must fall back to it;
+    /// nil when no server answers, an ALSA device is named in `EARSHOT_AUDIO_DEVICE`, or the
+    /// cache fails (play it with ``init(named:theme:)`` then).
+    ///
+    /// - Throws: ``SoundThemeError`` or ``AudioFileError``, as ``init(named:theme:)``.
+    package convenience init?(cachedNamed name: String, theme: SoundTheme, identity: AudioEngine.StreamIdentity) throws {
+        let path = try theme.file(for: name)
+        guard let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name,
+                                                          output: AudioEngine.Configuration().output, server: nil, identity: identity),
+              let cached = found.cached else { return nil }
+        try self.init(path: path, format: found.format, audio: found.audio, cached: cached, engine: nil)
+    }
+
+    /// A sound that plays from the sample cache (`cached`), or through `engine` (nil:
+    /// `AudioEngine.systemSounds`) with `audio` (decoded) or from `path` (streamed); a voice
+    /// is prepared only when it plays through the engine.
+    init(path: String, format: AudioFileFormat, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine?) throws {
+        self.path = path
+        self.format = format
+        self.audio = audio
+        self.cached = cached
+        engineChoice = engine
+        guard cached == nil else { return }
+        do {
+            try prepareNext()
+        } catch let error as AudioFileError {
+            throw error
+        } catch {
+            throw SystemSoundError(path: path, reason: .cannotPlay("\(error)"))
+        }
     }
 
     deinit { dispose() }
@@ -80,10 +142,12 @@ public final class SystemSound: Sendable {
     /// The sound's length in seconds.
     public var duration: TimeInterval { format.duration ?? 0 }
 
-    /// Plays the sound; `completion` runs on the engine's event thread when it ends.
+    /// Plays the sound; `completion` runs when it ends: after its last frame is heard, on the
+    /// engine's event thread, or (from the sample cache) on a thread of its own.
     ///
     /// - Throws: ``AudioEngineError`` when the device cannot be opened.
     public func play(completion: (@Sendable () -> Void)? = nil) throws {
+        if let cached, playCached(cached, completion: completion) { return }
         guard let voice = voices.withLock({ state -> Voice? in
             defer { state.ready = nil }
             if let ready = state.ready {
@@ -91,7 +155,14 @@ public final class SystemSound: Sendable {
                 SystemSound.playing.add(1, ordering: .relaxed)
             }
             return state.ready
-        }) else { throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed") }
+        }) else {
+            // A cached sound that fell back to the engine prepares its first voice now.
+            if cached != nil, !voices.withLock({ $0.disposed }) {
+                try prepareNext()
+                return try play(completion: completion)
+            }
+            throw AudioEngineError.deviceUnavailable(device: engine.configuration.device, reason: "the sound was disposed")
+        }
         // The handler holds the sound until the play ends, so that a sound nobody keeps
         // (`try SystemSound(named: "bell").play()`) plays whole instead of being disposed
         // by `deinit` at once; the cycle (sound, voice, handler) ends with the play, or
@@ -115,8 +186,36 @@ public final class SystemSound: Sendable {
         try prepareNext()
     }
 
+    /// Asks the server to play the cached sample; false when it cannot (the caller plays
+    /// through the engine instead). As with a voice, the completion holds the sound until
+    /// the play ends or ``dispose()`` stops it.
+    private func playCached(_ cached: CachedSample, completion: (@Sendable () -> Void)?) -> Bool {
+        guard !voices.withLock({ $0.disposed }) else { return false }
+        let started = cachedPlays.withLock { plays -> Bool in
+            // Under the lock, so that the completion (another thread) finds the play listed.
+            do {
+                let play = try cached.cache.play(sample: cached.sample, properties: cached.playProperties) { [self] play, _ in
+                    if self.cachedPlayEnded(play) { completion?() }
+                }
+                plays.insert(play)
+                SystemSound.playing.add(1, ordering: .relaxed)
+                return true
+            } catch {
+                return false
+            }
+        }
+        return started
+    }
+
+    /// A cached play ended; false for one that `dispose()` stopped meanwhile.
+    private func cachedPlayEnded(_ play: PulseSampleCache.Play) -> Bool {
+        let removed = cachedPlays.withLock { $0.remove(play) != nil }
+        if removed { SystemSound.playing.subtract(1, ordering: .relaxed) }
+        return removed
+    }
+
     /// Whether any play of this sound is still sounding.
-    public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } }
+    public var isPlaying: Bool { voices.withLock { !$0.playing.isEmpty } || cachedPlays.withLock { !$0.isEmpty } }
 
     /// Stops every play and releases the decoded audio's voices. A sound that is playing
     /// keeps itself alive until it ends; this stops it at once.
@@ -130,6 +229,13 @@ public final class SystemSound: Sendable {
             voice.dispose()
             voice.setHandlers(onFinished: nil, onError: nil)  // releases the sound they hold
         }
+        let plays = cachedPlays.withLock { plays -> Set<PulseSampleCache.Play> in
+            defer { plays = [] }
+            return plays
+        }
+        SystemSound.playing.subtract(plays.count, ordering: .relaxed)
+        // Kills each play's sink input; their completions (which hold the sound) are dropped.
+        for play in plays { cached?.cache.stop(play) }
     }
 
     /// Plays of system sounds in the process that have not ended: the session does not

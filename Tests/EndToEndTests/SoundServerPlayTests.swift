@@ -80,6 +80,37 @@ struct SoundServerPlayTests {
         #expect(block.contains("application.name = \"earshot\""), "\(block)")
     }
 
+    /// A theme sound goes to the server's sample cache once: a second `earshot sound` of the
+    /// same name, another process, finds it there and plays it without uploading (the
+    /// sample still carries the first process's id).
+    @Test("earshot sound NAME: a second process plays the sample the first one cached, without uploading")
+    func soundCachedAcrossProcesses() async throws {
+        let world = try await SessionWorld()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-theme-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let folder = root + "/sounds/freedesktop/stereo"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let name = "earshot-e2e-\(UUID().uuidString.prefix(8).lowercased())"
+        try FileManager.default.copyItem(atPath: SessionWorld.tone(.left, frequency: 440, duration: 0.3), toPath: folder + "/\(name).wav")
+        var environment = world.environment
+        environment["XDG_DATA_DIRS"] = root
+        environment["XDG_DATA_HOME"] = root + "/home"
+        func sample() throws -> String? {
+            try world.server.pactl("list", "samples").components(separatedBy: "Sample #").first { $0.contains("Name: earshot.freedesktop.\(name)\n") }
+        }
+        #expect(try sample() == nil)
+        let first = try await run(Paths.earshot, ["sound", name], environment: environment, timeout: 10)
+        #expect(first.status == 0 && first.stdout.contains("played \(name) (\(folder)/\(name).wav, 0.30 s)"), "\(first.stdout) \(first.stderr)")
+        let uploaded = try #require(try sample(), "no sample earshot.freedesktop.\(name)")
+        #expect(uploaded.contains("media.role = \"event\""), "\(uploaded)")
+        let second = try await run(Paths.earshot, ["sound", name], environment: environment, timeout: 10)
+        #expect(second.status == 0 && second.stdout.contains("played \(name) (\(folder)/\(name).wav, 0.30 s)"), "\(second.stdout) \(second.stderr)")
+        // Uploaded again, the sample would carry the second process's id.
+        #expect(try sample() == uploaded)
+        // Neither opened a stream of the engine's: no "audio output" line.
+        #expect(!first.stderr.contains("audio output") && !second.stderr.contains("audio output"), "\(first.stderr) \(second.stderr)")
+    }
+
     /// `--device` is the engine's configuration (`AudioEngine.configureShared`), not an
     /// environment variable set behind the app's back: the named ALSA device is used although
     /// a sound server answers, and the server sees no stream from the process. `sound` and

@@ -1,0 +1,533 @@
+internal import CPulse
+import Platform
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PulseAudio-protocol server's sample cache (PulseAudio, or PipeWire through
+/// pipewire-pulse), as libcanberra uses it: a sound is uploaded once under a name
+/// (`pa_stream_connect_upload`), then played by name (`pa_context_play_sample_with_proplist`):
+/// the server mixes it at once, with no stream to set up and nothing to decode. Samples
+/// stay in the server until it exits, so a later process finds them there.
+///
+/// A play ends when the server removes its sink input; its completion is then delayed by the
+/// sink's latency (asked of the sink then), so that it is reported after the last frame
+/// is heard, not when the server has merely mixed it. The subscription to sink-input events
+/// that tells this is asked for only while a play is under way: an idle connection hears
+/// nothing and does not wake.
+///
+/// One connection per server address for the process (``connection(server:identity:)``),
+/// on its own `pa_threaded_mainloop`. Every libpulse call is made with the mainloop's lock
+/// held (the public methods take it; the callbacks run with it), and the bookkeeping
+/// (`plays`, `byIndex`, `removedEarly`) is only touched under it too: `@unchecked Sendable`
+/// for that reason. Completions run on a thread of their own, never on libpulse's.
+public final class PulseSampleCache: @unchecked Sendable {
+    /// Why the cache could not be used; the caller falls back to its own stream.
+    public enum CacheError: Error, Sendable, CustomStringConvertible {
+        /// No server answered (or the connection failed).
+        case noServer(String)
+        /// The server answered but refused or failed the request for `sample`.
+        case failed(sample: String, reason: String)
+
+        /// A sentence naming the sample (or the server) and the reason.
+        public var description: String {
+            switch self {
+            case .noServer(let reason): "no sound server answered: \(reason)"
+            case .failed(let sample, let reason): "the sound server's sample cache failed for “\(sample)”: \(reason)"
+            }
+        }
+    }
+
+    /// A sample the server holds.
+    public struct SampleInfo: Sendable, Hashable {
+        /// Its name in the cache.
+        public var name: String
+        /// Its length in seconds.
+        public var duration: Double
+        /// Its sample rate and channel count.
+        public var sampleRate: Int
+        /// Its channel count.
+        public var channels: Int
+        /// Its properties (`media.filename`, `event.id`, …).
+        public var properties: [String: String]
+    }
+
+    /// How a play ended.
+    public enum PlayEnd: Sendable, Hashable {
+        /// The server removed the play's sink input (it played to its end, or someone killed
+        /// it) and the sink's latency has passed since.
+        case finished
+        /// The play did not start, or the connection went away while it played.
+        case failed(String)
+    }
+
+    /// A play started by ``play(sample:properties:completion:)``; give it to ``stop(_:)``.
+    public struct Play: Sendable, Hashable {
+        /// Its `earshot.event_id` property, unique in the process.
+        public let eventID: UInt64
+    }
+
+    /// The server's address (`/run/user/1000/pulse/native`), as libpulse connected to it.
+    public var server: String { serverName.withLock { $0 } }
+    private let serverName = Mutex<String>("unknown server")
+
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private let isAlive = Atomic<Bool>(true)
+    private let uploadCount = Atomic<Int>(0)
+    /// Plays not yet ended, by event id; under the mainloop's lock.
+    private var plays: [UInt64: PlayRecord] = [:]
+    /// Plays by their sink input's index, once known; under the lock.
+    private var byIndex: [UInt32: PlayRecord] = [:]
+    /// Sink inputs removed while some play did not know its index yet; under the lock.
+    private var removedEarly: Set<UInt32> = []
+
+    /// Seconds a request may take before the server counts as hung.
+    static let timeout: Double = 3
+    /// libpulse's `PA_INVALID_INDEX` (a macro Swift does not import).
+    static let invalidIndex = UInt32.max
+    /// The property that tells a play's sink input from every other.
+    static let eventIDProperty = "earshot.event_id"
+    private static let nextEventID = Atomic<UInt64>(1)
+    private static let connections = Mutex<[String: PulseSampleCache]>([:])
+
+    /// Samples this process uploaded, to any server.
+    public static var uploads: Int { totalUploads.load(ordering: .relaxed) }
+    private static let totalUploads = Atomic<Int>(0)
+
+    /// The process's connection to `server` (nil: libpulse's default server), made at the
+    /// first call and kept; a connection that failed since is made again.
+    public static func connection(server address: String?, identity: AudioEngine.StreamIdentity) throws(CacheError) -> PulseSampleCache {
+        let key = address ?? ""
+        if let existing = connections.withLock({ $0[key] }), existing.isAlive.load(ordering: .acquiring) { return existing }
+        let made = try PulseSampleCache(server: address, identity: identity)
+        connections.withLock { $0[key] = made }
+        return made
+    }
+
+    /// Connects to `address` (nil: libpulse's default) and subscribes to sink-input events.
+    private init(server address: String?, identity: AudioEngine.StreamIdentity) throws(CacheError) {
+        guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
+        let api = pa_threaded_mainloop_get_api(mainloop)!
+        let properties = PulseClient.properties(identity, mediaName: nil)
+        defer { pa_proplist_free(properties) }
+        guard let context = pa_context_new_with_proplist(api, identity.applicationName, properties) else {
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer("pa_context_new failed")
+        }
+        self.mainloop = mainloop
+        self.context = context
+        self.api = api
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_context_set_state_callback(context, { context, userdata in
+            PulseSampleCache.from(userdata).contextStateChanged()
+        }, me)
+        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
+            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
+        guard connected >= 0 else {
+            let reason = PulseClient.error(context)
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer(reason)
+        }
+        pa_threaded_mainloop_set_name(mainloop, "earshot-scache")
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_disconnect(context)
+            pa_context_unref(context)
+            pa_threaded_mainloop_free(mainloop)
+            throw .noServer("cannot start libpulse's thread")
+        }
+        pa_threaded_mainloop_lock(mainloop)
+        let ready = waitLocked { pa_context_get_state(context) != PA_CONTEXT_CONNECTING
+            && pa_context_get_state(context) != PA_CONTEXT_AUTHORIZING && pa_context_get_state(context) != PA_CONTEXT_SETTING_NAME
+            && pa_context_get_state(context) != PA_CONTEXT_UNCONNECTED }
+        guard ready, pa_context_get_state(context) == PA_CONTEXT_READY else {
+            let reason = ready ? PulseClient.error(context) : "the server did not answer within \(Self.timeout) s"
+            isAlive.store(false, ordering: .releasing)
+            PulseClient.release(context: context, mainloop: mainloop)
+            throw .noServer(reason)
+        }
+        pa_context_set_subscribe_callback(context, { _, event, index, userdata in
+            PulseSampleCache.from(userdata).serverEvent(event, index: index)
+        }, me)
+        // Its address, not its name and version: asking those would cost a round trip
+        // before the first play (`earshot sound` is timed from its start).
+        let name = pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
+        serverName.withLock { $0 = name }
+        pa_threaded_mainloop_unlock(mainloop)
+    }
+
+    // The connection is kept for the process's life (``connection(server:identity:)``); one
+    // that failed is left to its thread, which sleeps: libpulse's objects are not freed
+    // from under a callback that may still hold them.
+
+    /// Samples uploaded through this connection.
+    public var uploadsHere: Int { uploadCount.load(ordering: .relaxed) }
+
+    // MARK: - Requests
+
+    /// The sample named `name`, or nil when the server holds none by that name.
+    public func sampleInfo(named name: String) throws(CacheError) -> SampleInfo? {
+        final class Query: @unchecked Sendable {  // written by the callback, read after it, under the lock
+            var info: SampleInfo?
+        }
+        let query = Query()
+        let result: Bool = try locked(name) { () throws(CacheError) -> Bool in
+            let userdata = Unmanaged.passUnretained(query).toOpaque()
+            guard let operation = pa_context_get_sample_info_by_name(context, name, { _, info, eol, userdata in
+                guard let userdata, eol == 0, let info = info?.pointee else { return }
+                let query = Unmanaged<Query>.fromOpaque(userdata).takeUnretainedValue()
+                query.info = SampleInfo(name: info.name.map { String(cString: $0) } ?? "",
+                                        duration: Double(info.duration) / 1e6, sampleRate: Int(info.sample_spec.rate),
+                                        channels: Int(info.sample_spec.channels), properties: PulseSampleCache.dictionary(info.proplist))
+            }, userdata) else { throw .failed(sample: name, reason: PulseClient.error(context)) }
+            return finish(operation)
+        }
+        guard result else { throw .failed(sample: name, reason: "the server did not answer within \(Self.timeout) s") }
+        return withExtendedLifetime(query) { query.info }
+    }
+
+    /// Uploads interleaved Float32 `samples` (`channels` channels at `sampleRate`) as `name`,
+    /// with `properties` (`media.role`, `event.id`, `media.filename`…; `event.id` and
+    /// `media.name` are `name`, as the server names a sample by them); replaces a sample of that name. Returns once the server holds it.
+    public func upload(name: String, samples: [Float], sampleRate: Int, channels: Int,
+                       properties: [String: String]) throws(CacheError) {
+        let bytes = samples.count * MemoryLayout<Float>.size
+        guard bytes > 0 else { throw .failed(sample: name, reason: "the sound is empty") }
+        guard channels > 0, channels <= Int(PA_CHANNELS_MAX) else { throw .failed(sample: name, reason: "\(channels) channels") }
+        try locked(name) { () throws(CacheError) in
+            var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: UInt8(channels))
+            var map = pa_channel_map()
+            pa_channel_map_init_extend(&map, UInt32(channels), PA_CHANNEL_MAP_DEFAULT)
+            // The server names the sample after its `event.id`, or else its `media.name`: both
+            // are `name` (a play's own `event.id` then says which event it was).
+            var properties = properties
+            properties["event.id"] = name
+            properties["media.name"] = name
+            let list = PulseSampleCache.proplist(properties)
+            defer { pa_proplist_free(list) }
+            guard let stream = pa_stream_new_with_proplist(context, name, &spec, &map, list) else {
+                throw .failed(sample: name, reason: PulseClient.error(context))
+            }
+            defer {
+                pa_stream_set_state_callback(stream, nil, nil)
+                pa_stream_unref(stream)
+            }
+            pa_stream_set_state_callback(stream, { _, userdata in
+                pa_threaded_mainloop_signal(PulseSampleCache.from(userdata).mainloop, 0)
+            }, Unmanaged.passUnretained(self).toOpaque())
+            guard pa_stream_connect_upload(stream, bytes) >= 0 else { throw .failed(sample: name, reason: PulseClient.error(context)) }
+            let connected = waitLocked { pa_stream_get_state(stream) != PA_STREAM_CREATING }
+            guard connected, pa_stream_get_state(stream) == PA_STREAM_READY else {
+                pa_stream_disconnect(stream)
+                throw .failed(sample: name, reason: connected ? PulseClient.error(context) : "the server did not answer")
+            }
+            let written = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, bytes, nil, 0, PA_SEEK_RELATIVE) }
+            guard written >= 0, pa_stream_finish_upload(stream) >= 0 else {
+                let reason = PulseClient.error(context)
+                pa_stream_disconnect(stream)
+                throw .failed(sample: name, reason: reason)
+            }
+            // A finished upload ends the stream: TERMINATED is success, FAILED is not.
+            let done = waitLocked { pa_stream_get_state(stream) == PA_STREAM_TERMINATED || pa_stream_get_state(stream) == PA_STREAM_FAILED }
+            guard done, pa_stream_get_state(stream) == PA_STREAM_TERMINATED else {
+                throw .failed(sample: name, reason: done ? PulseClient.error(context) : "the server did not answer")
+            }
+        }
+        uploadCount.add(1, ordering: .relaxed)
+        Self.totalUploads.add(1, ordering: .relaxed)
+    }
+
+    /// Uploads decoded `audio` as `name` (see ``upload(name:samples:sampleRate:channels:properties:)``).
+    public func upload(name: String, audio: PCMAudio, properties: [String: String]) throws(CacheError) {
+        try upload(name: name, samples: audio.samples, sampleRate: audio.format.sampleRate,
+                   channels: max(1, audio.format.channelCount), properties: properties)
+    }
+
+    /// Plays the cached sample `sample` on the default sink with `properties` (merged with
+    /// the sample's own) plus a unique `earshot.event_id`; returns at once. `completion`
+    /// runs once, on a thread of its own, when the play ended, with the play (see ``PlayEnd``); never after
+    /// ``stop(_:)``.
+    public func play(sample: String, properties: [String: String],
+                     completion: @escaping @Sendable (Play, PlayEnd) -> Void) throws(CacheError) -> Play {
+        let eventID = Self.nextEventID.add(1, ordering: .relaxed).oldValue
+        let record = PlayRecord(eventID: eventID, sample: sample, completion: completion)
+        var all = properties
+        all[Self.eventIDProperty] = String(eventID)
+        try locked(sample) { () throws(CacheError) in
+            let list = PulseSampleCache.proplist(all)
+            defer { pa_proplist_free(list) }
+            // Sink-input events only while something plays: an idle connection hears nothing.
+            // Asked before the play, on the same connection, so no event of it is missed.
+            let first = plays.isEmpty
+            if first { subscribe(true) }
+            let userdata = Unmanaged.passRetained(Reply(cache: self, record: record)).toOpaque()
+            guard let operation = pa_context_play_sample_with_proplist(context, sample, nil, PA_VOLUME_INVALID, list, { _, index, userdata in
+                let reply = Unmanaged<Reply>.fromOpaque(userdata!).takeRetainedValue()
+                reply.cache.played(reply.record, index: index)
+            }, userdata) else {
+                Unmanaged<Reply>.fromOpaque(userdata).release()
+                if first { subscribe(false) }
+                throw .failed(sample: sample, reason: PulseClient.error(context))
+            }
+            pa_operation_unref(operation)
+            plays[eventID] = record
+        }
+        return Play(eventID: eventID)
+    }
+
+    /// Stops `play` at once (kills its sink input); its completion does not run. Nothing
+    /// happens for a play that already ended.
+    public func stop(_ play: Play) {
+        guard isAlive.load(ordering: .acquiring) else { return }
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard let record = plays.removeValue(forKey: play.eventID) else { return }
+        if plays.isEmpty { subscribe(false) }
+        record.completion = nil
+        record.stopped = true
+        // Not yet started (the server's answer is on its way): `played` kills it then.
+        for index in record.indices {
+            byIndex[index] = nil
+            kill(index)
+        }
+    }
+
+    // MARK: - Callbacks (on libpulse's thread, with the lock held)
+
+    /// The server answered a play: `index` is its sink input, or `Self.invalidIndex` on failure.
+    private func played(_ record: PlayRecord, index: UInt32) {
+        if record.stopped {
+            if index != Self.invalidIndex { kill(index) }
+            return
+        }
+        guard index != Self.invalidIndex else {
+            complete(record, .failed(PulseClient.error(context)))
+            return
+        }
+        learned(index, of: record)
+        guard plays[record.eventID] != nil else { return }
+        // Its sink, whose latency is what is still to be heard once the server removes it.
+        askSinkInput(index)
+    }
+
+    /// `index` is `record`'s sink input (from the server's answer, or its `earshot.event_id`).
+    private func learned(_ index: UInt32, of record: PlayRecord) {
+        guard !record.indices.contains(index) else { return }
+        record.indices.append(index)
+        byIndex[index] = record
+        if removedEarly.remove(index) != nil { removed(record) }
+    }
+
+    private func askSinkInput(_ index: UInt32) {
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        guard let operation = pa_context_get_sink_input_info(context, index, { _, info, eol, userdata in
+            guard eol == 0, let info = info?.pointee else { return }
+            PulseSampleCache.from(userdata).describe(info)
+        }, userdata) else { return }
+        pa_operation_unref(operation)
+    }
+
+    /// A sink input's description: if it carries one of our event ids, it is that play's.
+    private func describe(_ info: pa_sink_input_info) {
+        guard let text = pa_proplist_gets(info.proplist, Self.eventIDProperty), let id = UInt64(String(cString: text)),
+              let record = plays[id] else { return }
+        record.sink = info.sink
+        learned(info.index, of: record)
+    }
+
+    private func serverEvent(_ event: pa_subscription_event_type_t, index: UInt32) {
+        guard event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue else { return }
+        let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+        let waiting = plays.values.contains { $0.indices.isEmpty }
+        if type == PA_SUBSCRIPTION_EVENT_NEW.rawValue, waiting {
+            askSinkInput(index)
+        } else if type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
+            if let record = byIndex[index] {
+                removed(record)
+            } else if waiting {
+                // Its play's answer may still be on its way; a few at most are kept.
+                if removedEarly.count > 64 { removedEarly.removeAll() }
+                removedEarly.insert(index)
+            }
+        }
+    }
+
+    /// The server removed `record`'s sink input: its last frame was mixed into the sink's
+    /// buffer, which plays out over the sink's latency. The play completes once that latency
+    /// (asked of the sink now) has passed.
+    private func removed(_ record: PlayRecord) {
+        guard plays[record.eventID] != nil, !record.ending else { return }
+        record.ending = true
+        guard let sink = record.sink else { return complete(record, .finished) }
+        let userdata = Unmanaged.passRetained(Reply(cache: self, record: record)).toOpaque()
+        guard let operation = pa_context_get_sink_info_by_index(context, sink, { _, info, eol, userdata in
+            let reply = Unmanaged<Reply>.fromOpaque(userdata!)
+            if let info = info?.pointee { reply.takeUnretainedValue().record.latency = info.latency }
+            guard eol != 0 else { return }
+            let done = reply.takeRetainedValue()
+            done.cache.afterLatency(done.record)
+        }, userdata) else {
+            Unmanaged<Reply>.fromOpaque(userdata).release()
+            return complete(record, .finished)
+        }
+        pa_operation_unref(operation)
+    }
+
+    /// Completes `record` once its sink's latency has passed (a timer that is due then).
+    private func afterLatency(_ record: PlayRecord) {
+        guard record.latency > 0 else { return complete(record, .finished) }
+        let userdata = Unmanaged.passRetained(Reply(cache: self, record: record)).toOpaque()
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + record.latency, { api, event, _, userdata in
+            let reply = Unmanaged<Reply>.fromOpaque(userdata!).takeRetainedValue()
+            api?.pointee.time_free?(event)
+            reply.cache.complete(reply.record, .finished)
+        }, userdata)
+        if timer == nil {
+            Unmanaged<Reply>.fromOpaque(userdata).release()
+            complete(record, .finished)
+        }
+    }
+
+    private func complete(_ record: PlayRecord, _ end: PlayEnd) {
+        guard plays.removeValue(forKey: record.eventID) != nil else { return }
+        for index in record.indices { byIndex[index] = nil }
+        if plays.isEmpty {
+            removedEarly.removeAll()
+            if pa_context_get_state(context) == PA_CONTEXT_READY { subscribe(false) }
+        }
+        guard let completion = record.completion else { return }
+        record.completion = nil
+        let play = Play(eventID: record.eventID)
+        do {
+            try startThreadIfPossible(name: "earshot-sound") { completion(play, end) }
+        } catch {
+            // No thread to spare: run it here (it must not call back into the cache).
+            completion(play, end)
+        }
+    }
+
+    private func contextStateChanged() {
+        let state = pa_context_get_state(context)
+        if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+            isAlive.store(false, ordering: .releasing)
+            let reason = "the connection to the server ended: \(PulseClient.error(context))"
+            for record in Array(plays.values) { complete(record, .failed(reason)) }
+        }
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    /// Asks for sink-input events (`on`) or for none; with the lock held.
+    private func subscribe(_ on: Bool) {
+        let mask = on ? PA_SUBSCRIPTION_MASK_SINK_INPUT : PA_SUBSCRIPTION_MASK_NULL
+        if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
+    }
+
+    private func kill(_ index: UInt32) {
+        if let operation = pa_context_kill_sink_input(context, index, nil, nil) { pa_operation_unref(operation) }
+    }
+
+    // MARK: - Waiting
+
+    /// Runs `body` with the lock held; throws when the connection is gone.
+    private func locked<T>(_ sample: String, _ body: () throws(CacheError) -> T) throws(CacheError) -> T {
+        guard isAlive.load(ordering: .acquiring) else { throw .failed(sample: sample, reason: "the connection to the server ended") }
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard pa_context_get_state(context) == PA_CONTEXT_READY else {
+            throw .failed(sample: sample, reason: "the connection to the server ended: \(PulseClient.error(context))")
+        }
+        return try body()
+    }
+
+    /// Waits for `operation` (with the lock held), then lets it go; false when the server
+    /// did not answer in time or the connection ended.
+    private func finish(_ operation: OpaquePointer) -> Bool {
+        defer { pa_operation_unref(operation) }
+        pa_operation_set_state_callback(operation, { _, userdata in
+            pa_threaded_mainloop_signal(PulseSampleCache.from(userdata).mainloop, 0)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        let done = waitLocked { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
+        if !done { pa_operation_cancel(operation) }
+        pa_operation_set_state_callback(operation, nil, nil)
+        return done && pa_operation_get_state(operation) == PA_OPERATION_DONE
+    }
+
+    /// With the lock held: waits until `condition` holds (true), or the connection fails or
+    /// ``timeout`` passes (false). The mainloop signals on every state change; a timer ends
+    /// the wait of a server that never answers.
+    private func waitLocked(_ condition: () -> Bool) -> Bool {
+        final class Deadline: @unchecked Sendable {  // set by the timer's callback, under the lock
+            let mainloop: OpaquePointer
+            var passed = false
+            init(_ mainloop: OpaquePointer) { self.mainloop = mainloop }
+        }
+        if condition() { return true }
+        let deadline = Deadline(mainloop)
+        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(Self.timeout * 1e6), { _, _, _, userdata in
+            let deadline = Unmanaged<Deadline>.fromOpaque(userdata!).takeUnretainedValue()
+            deadline.passed = true
+            pa_threaded_mainloop_signal(deadline.mainloop, 0)
+        }, Unmanaged.passUnretained(deadline).toOpaque())
+        defer { if let timer { api.pointee.time_free?(timer) } }
+        while !condition() {
+            let state = pa_context_get_state(context)
+            if deadline.passed || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { return withExtendedLifetime(deadline) { condition() } }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        return withExtendedLifetime(deadline) { true }
+    }
+
+    // MARK: - Helpers
+
+    private static func from(_ userdata: UnsafeMutableRawPointer?) -> PulseSampleCache {
+        Unmanaged<PulseSampleCache>.fromOpaque(userdata!).takeUnretainedValue()
+    }
+
+    private static func proplist(_ properties: [String: String]) -> OpaquePointer {
+        let list = pa_proplist_new()!
+        for (key, value) in properties where !value.isEmpty { _ = pa_proplist_sets(list, key, value) }
+        return list
+    }
+
+    private static func dictionary(_ list: OpaquePointer?) -> [String: String] {
+        guard let list else { return [:] }
+        var result: [String: String] = [:]
+        var state: UnsafeMutableRawPointer?
+        while let key = pa_proplist_iterate(list, &state) {
+            if let value = pa_proplist_gets(list, key) { result[String(cString: key)] = String(cString: value) }
+        }
+        return result
+    }
+}
+
+/// One play's bookkeeping; only touched under the mainloop's lock (`@unchecked Sendable`
+/// for that reason: it travels through libpulse's userdata).
+private final class PlayRecord: @unchecked Sendable {
+    let eventID: UInt64
+    let sample: String
+    var completion: (@Sendable (PulseSampleCache.Play, PulseSampleCache.PlayEnd) -> Void)?
+    /// Its sink input's index (the server's answer and the `earshot.event_id` match agree
+    /// on PulseAudio; either may come first).
+    var indices: [UInt32] = []
+    /// The sink it plays on, once known.
+    var sink: UInt32?
+    /// The sink's latency when the server removed the sink input, in µs.
+    var latency: pa_usec_t = 0
+    var stopped = false
+    var ending = false
+    init(eventID: UInt64, sample: String, completion: @escaping @Sendable (PulseSampleCache.Play, PulseSampleCache.PlayEnd) -> Void) {
+        (self.eventID, self.sample, self.completion) = (eventID, sample, completion)
+    }
+}
+
+/// A callback's userdata: the cache and one play (retained through libpulse, released by the callback).
+private final class Reply: @unchecked Sendable {
+    let cache: PulseSampleCache
+    let record: PlayRecord
+    init(cache: PulseSampleCache, record: PlayRecord) { (self.cache, self.record) = (cache, record) }
+}

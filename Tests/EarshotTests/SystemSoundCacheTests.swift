@@ -66,7 +66,8 @@ extension SystemSoundTests {
         #expect(completion <= regions[0].end + 0.1, "completion at \(completion) s, long after the sound ended at \(regions[0].end) s")
     }
 
-    @Test("PulseAudio: a theme sound plays from the sample cache, heard whole, completion after its last frame")
+    @Test("PulseAudio: a theme sound plays from the sample cache, heard whole, completion after its last frame",
+          .disabled(if: PipeWireServer.isSharedServer, "PulseAudio's case; PipeWire's is the next test, on a server of its own"))
     func cachedOnPulseAudio() async throws {
         let tone = try ToneTheme(duration: 0.3)
         try await withAudio(idleTimeout: 0) { server in
@@ -92,7 +93,7 @@ extension SystemSoundTests {
     @Test("a second sound of the same name finds the sample cached: no decoding, no upload")
     func secondSoundDoesNotUpload() async throws {
         let tone = try ToneTheme(duration: 0.2)
-        try await withAudio(idleTimeout: 0) { server in
+        try await withSharedAudio(idleTimeout: 0) { server in
             let uploads = PulseSampleCache.uploads
             let first = try SystemSound(named: tone.name, theme: tone.theme)
             let second = try SystemSound(named: tone.name, theme: tone.theme)
@@ -114,7 +115,7 @@ extension SystemSoundTests {
     @Test("dispose() stops a cached play at once, and its completion does not run")
     func cachedDisposeStops() async throws {
         let tone = try ToneTheme(duration: 1)
-        try await withAudio(idleTimeout: 0) { server in
+        try await withSharedAudio(idleTimeout: 0) { server in
             let sound = try SystemSound(named: tone.name, theme: tone.theme)
             #expect(sound.cached != nil)
             let completed = Locked(false)
@@ -123,10 +124,13 @@ extension SystemSoundTests {
                 try await sleep(0.3)
                 // The play's sink input says what it is, as libcanberra's do.
                 let inputs = try server.pactl("list", "sink-inputs")
-                for property in ["media.role = \"event\"", "event.id = \"\(tone.name)\"", "earshot.event_id = ",
-                                 "application.process.id = \"\(getpid())\""] {
+                for property in ["media.role = \"event\"", "earshot.event_id = ", "application.process.id = \"\(getpid())\""] {
                     #expect(inputs.contains(property), "no \(property) in \(inputs)")
                 }
+                // PulseAudio gives the play's event.id; pipewire-pulse 0.3.65 keeps the
+                // uploaded sample's, which is the sample's name.
+                #expect(inputs.contains("event.id = \"\(tone.name)\"") || inputs.contains("event.id = \"earshot.freedesktop.\(tone.name)\""),
+                        "no event.id naming the sound in \(inputs)")
                 sound.dispose()
                 #expect(!sound.isPlaying)
                 try await sleep(0.5)

@@ -213,9 +213,14 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
+        // After a drain or a flush the server's read index may have run past the write index
+        // (pipewire-pulse 0.3.65 keeps it moving through the underrun at a drain's end): the
+        // first write goes at the read index, else its first graph cycle (5.3 ms) is skipped.
+        var seek = PA_SEEK_RELATIVE
         if restarting {
             restarting = false
             underflowsSeen = signals.underflows.load(ordering: .relaxed)
+            seek = PA_SEEK_RELATIVE_ON_READ
         }
         var offset = 0
         let frameBytes = 2 * MemoryLayout<Float>.size
@@ -228,9 +233,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 continue
             }
             let count = min(writable / frameBytes, frames - offset)
-            if pa_stream_write(stream, samples + offset * 2, count * frameBytes, nil, 0, PA_SEEK_RELATIVE) < 0 {
+            if pa_stream_write(stream, samples + offset * 2, count * frameBytes, nil, 0, seek) < 0 {
                 return .failed(PulseClient.error(context))
             }
+            seek = PA_SEEK_RELATIVE
             offset += count
         }
         let underflows = signals.underflows.load(ordering: .relaxed)

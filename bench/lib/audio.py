@@ -1,18 +1,14 @@
 #!/usr/bin/env python3
 # The measuring and analysis half of bench/audio, which starts it; see that script for what it measures.
-import os, sys, time, threading, subprocess, statistics, re
-import numpy as np
+import os, sys, time, subprocess, statistics, re
+from monitor import RATE, MonitorCapture, mono
 
 E = os.environ
 ROUNDS = int(E["AB_ROUNDS"]); PLAY_S = float(E["AB_PLAY_SECONDS"])
 EARSHOT, BENCH, M, OUT = E["AB_EARSHOT"], E["AB_BENCH"], E["AB_MEDIA"], E["AB_OUT"]
 PA_PID = int(E["AB_PA_PID"]); HAVE_MPV = E["AB_HAVE_MPV"] == "1"; CANBERRA = E["AB_CANBERRA"]
-RATE = 48000
 RAW = []           # raw figure lines for audio-last.txt
 CHILDREN = set()
-
-def mono():
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
@@ -45,65 +41,11 @@ def busy_since(m0):
     b1, t1 = machine()
     return 100 * (b1 - m0[0]) / max(1, t1 - m0[1])
 
-class Capture:
-    """parec on the sink's monitor; every read timestamped with CLOCK_MONOTONIC on arrival.
-    Keeps per read only: arrival time, frames, peak, non-silent frames, first non-silent frame."""
-    def __init__(self, latency_ms):
-        self.latency_ms = latency_ms
-        self.proc = subprocess.Popen(
-            ["parec", "-d", "bench.monitor", "--format=float32le", f"--rate={RATE}", "--channels=2", "--raw",
-             f"--latency-msec={latency_ms}"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        CHILDREN.add(self.proc)
-        self.reads = []   # (t, frames, nonsilent, first_nonsilent_index or -1)
-        self.lock = threading.Lock()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        deadline = mono() + 5
-        while not self.reads and mono() < deadline:
-            time.sleep(0.01)
-        if not self.reads:
-            raise SystemExit("audio: parec delivered nothing from bench.monitor")
-        time.sleep(0.2)
-
-    def _run(self):
-        fd = self.proc.stdout.fileno()
-        pending = b""
-        while True:
-            b = os.read(fd, 1 << 16)
-            t = mono()
-            if not b:
-                return
-            b = pending + b
-            n = len(b) // 8
-            pending = b[n * 8:]
-            if n == 0:
-                continue
-            a = np.abs(np.frombuffer(b[:n * 8], dtype=np.float32).reshape(n, 2)).max(axis=1)
-            loud = np.flatnonzero(a > 1e-3)   # -60 dBFS
-            with self.lock:
-                self.reads.append((t, n, int(loud.size), int(loud[0]) if loud.size else -1))
-
-    def stop(self):
-        self.proc.kill(); self.proc.wait(); CHILDREN.discard(self.proc)
-
-    def between(self, t0, t1):
-        with self.lock:
-            return [r for r in self.reads if t0 <= r[0] <= t1]
-
-    def onset(self, t0, t1):
-        """Arrival time of the first read after t0 holding a non-silent frame, or None."""
-        for r in self.between(t0, t1):
-            if r[2]:
-                return r[0]
-        return None
-
-    def heard(self, t0, t1):
-        """Seconds of non-silent frames arriving in [t0, t1]."""
-        return sum(r[2] for r in self.between(t0, t1)) / RATE
-
-    def read_ms(self, t0, t1):
-        rs = self.between(t0, t1)
-        return 1000 * statistics.median([r[1] for r in rs]) / RATE if rs else None
+def Capture(latency_ms):
+    """parec on bench.monitor (monitor.py), given 0.2 s to settle after its first read."""
+    cap = MonitorCapture("bench", latency_ms, children=CHILDREN)
+    time.sleep(0.2)
+    return cap
 
 def run(cmd):
     """Runs cmd to its end; returns (wall, cpu user+sys from wait4, exit status, t0, t1)."""

@@ -7,54 +7,11 @@
 # above -60 dBFS, minus the command's start. The capture's own delay is in every figure alike.
 # Arguments: OUT SINK ROUNDS EARSHOT SOUND FILE SAMPLE; the environment is the clean one of
 # bench/startup (its private server). Prints a table; raw figures go to OUT/startup-first-frame.txt.
-import array, os, statistics, subprocess, sys, threading, time
+import statistics, subprocess, sys, time
+from monitor import MonitorCapture, mono
 
 out, sink, rounds, earshot, sound, path, sample = sys.argv[1:8]
 rounds = int(rounds)
-RATE = 48000
-
-def mono():
-    return time.clock_gettime(time.CLOCK_MONOTONIC)
-
-class Capture:
-    def __init__(self):
-        self.proc = subprocess.Popen(["parec", "-d", sink + ".monitor", "--format=float32le", f"--rate={RATE}", "--channels=2",
-                                      "--raw", "--latency-msec=5"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        self.loud = []   # arrival times of reads holding a non-silent frame
-        self.reads = 0
-        self.lock = threading.Lock()
-        threading.Thread(target=self._run, daemon=True).start()
-        deadline = mono() + 5
-        while self.reads == 0 and mono() < deadline:
-            time.sleep(0.01)
-        if self.reads == 0:
-            raise SystemExit(f"startup: parec delivered nothing from {sink}.monitor")
-
-    def _run(self):
-        fd, pending = self.proc.stdout.fileno(), b""
-        while True:
-            b = os.read(fd, 1 << 16)
-            t = mono()
-            if not b:
-                return
-            b = pending + b
-            n = len(b) // 4
-            pending = b[n * 4:]
-            samples = array.array("f", b[:n * 4])
-            loud = max(samples, default=0) > 1e-3 or min(samples, default=0) < -1e-3
-            with self.lock:
-                self.reads += 1
-                if loud:
-                    self.loud.append(t)
-
-    def onset(self, t0):
-        with self.lock:
-            return next((t for t in self.loud if t >= t0), None)
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
 
 def run(command):
     t0 = mono()
@@ -67,7 +24,7 @@ commands = [
     ("earshot sound FILE", [earshot, "sound", path], False),
     ("paplay FILE", ["paplay", path], False),
 ]
-capture = Capture()
+capture = MonitorCapture(sink, 5)
 figures = {label: [] for label, _, _ in commands}
 raw = []
 try:

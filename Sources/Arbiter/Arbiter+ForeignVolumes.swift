@@ -274,8 +274,7 @@ extension Arbiter {
                 pending.subtract(1, ordering: .releasing)
             }
         }
-        let deadline = MonotonicClock.nanoseconds() + UInt64(timeout.components.seconds) * 1_000_000_000
-            + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let deadline = MonotonicClock.nanoseconds() + timeout.wholeNanoseconds
         while pending.load(ordering: .acquiring) > 0 && MonotonicClock.nanoseconds() < deadline {
             usleep(1000)  // the process is exiting: a bounded wait for a few replies
         }

@@ -33,10 +33,3 @@ package struct SystemArbiterClock: ArbiterClock {
         connection.cancelScheduled(token)
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds, 0 for a negative duration.
-    var wholeNanoseconds: UInt64 {
-        UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds / 1_000_000_000))
-    }
-}

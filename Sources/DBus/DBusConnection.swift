@@ -1,4 +1,5 @@
 internal import CDBus
+import Platform
 import Synchronization
 
 /// A private connection to a message bus, driven by its own bus thread.
@@ -154,9 +155,7 @@ public final class DBusConnection: Sendable {
     /// Returns a token for ``cancelScheduled(_:)``.
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> UInt64 {
-        let nanos = UInt64(max(0, delay.components.seconds)) * 1_000_000_000
-            + UInt64(max(0, delay.components.attoseconds / 1_000_000_000))
-        return loop.schedule(afterNanos: nanos, work)
+        loop.schedule(afterNanos: delay.wholeNanoseconds, work)
     }
 
     public func cancelScheduled(_ token: UInt64) { loop.cancelTimer(token) }

@@ -1,5 +1,6 @@
 import DBus
 import Dispatch
+import Platform
 import Synchronization
 
 /// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
@@ -150,8 +151,7 @@ public final class MPRISPlayer: Sendable {
         }
         guard needed else { return }
         let interval = configuration.coalescingInterval
-        let nanoseconds = max(0, interval.components.seconds) * 1_000_000_000 + max(0, interval.components.attoseconds / 1_000_000_000)
-        flushQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in self?.flush() }
+        flushQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: interval.wholeNanoseconds))) { [weak self] in self?.flush() }
     }
 
     /// Emits one PropertiesChanged per interface, for the values that differ from the

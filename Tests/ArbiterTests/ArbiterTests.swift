@@ -45,6 +45,9 @@ final class ArbiterFixture: Sendable {
         bus = try PrivateBus()
         host = try DBusConnection(.address(bus.address))
         var configuration = Arbiter.Configuration()
+        // No sound server unless a test names one: libpulse's default is the machine's own
+        // server, whose other streams (a test run beside this one once) are not this test's.
+        configuration.soundServer = .none
         configure(&configuration)
         arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock ?? SystemArbiterClock())
         // The match rules go out without waiting; a round trip makes sure they are in place.

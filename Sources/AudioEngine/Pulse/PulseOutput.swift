@@ -169,12 +169,16 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let frameBytes = UInt32(2 * MemoryLayout<Float>.size)
         // The whole buffer is the target length; the server asks for a period at a time; it
         // starts playing once a period is there (as ALSA's start threshold), and after the
-        // engine drains it waits for the next period rather than playing silence.
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bufferFrames) * frameBytes,
+        // engine drains it waits for the next period rather than playing silence. With
+        // block-synced requests the sink renders a period at a time on top of the queue, so
+        // the queue is the buffer less that period.
+        let synced = request.blockSyncedRequests && bufferFrames > periodFrames
+        let queueFrames = synced ? bufferFrames - periodFrames : bufferFrames
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * frameBytes,
                                         prebuf: UInt32(periodFrames) * frameBytes, minreq: UInt32(periodFrames) * frameBytes,
                                         fragsize: UInt32.max)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+                                      | (synced ? PA_STREAM_EARLY_REQUESTS.rawValue : PA_STREAM_ADJUST_LATENCY.rawValue))
         guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) >= 0 else {
             let reason = PulseClient.error(context)
             teardown(stream: stream)
@@ -207,8 +211,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.request = request
         self.sampleRate = Int(rate)
         let minreq = granted.map { Int($0.minreq / frameBytes) } ?? periodFrames
-        self.periodFrames = max(64, min(minreq, 16_384))
-        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) } ?? bufferFrames
+        let grantedPeriod = max(64, min(minreq, 16_384))
+        self.periodFrames = grantedPeriod
+        // With block-synced requests the sink's block (a period) plays on top of the queue.
+        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
         // From now on the write request also reaches the output itself, for pulling. The
         // output outlives the callback: `close` clears it under the lock before release.
         pa_threaded_mainloop_lock(mainloop)

@@ -19,8 +19,10 @@ import Glibc
 ///
 /// Opened on the thread that starts the engine (so that "no server" reaches the caller);
 /// afterwards `write`, `delay`, `drainAndPrepare`, `failure` and `close` run on the render
-/// thread and `update(identity:)` on an app thread, each under the mainloop's lock.
-/// `@unchecked Sendable` for that reason: every use of the libpulse objects holds the lock.
+/// thread and `update(identity:)` on an app thread, each under the mainloop's lock; while it
+/// pulls, `pullLocked` runs on libpulse's thread, in the write callback, with the lock held.
+/// `@unchecked Sendable` for that reason: every use of the libpulse objects, and of the
+/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`), holds the lock.
 final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Why a server could not be used.
     enum OpenError: Error {
@@ -216,7 +218,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // With block-synced requests the sink's block (a period) plays on top of the queue.
         self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
         // From now on the write request also reaches the output itself, for pulling. The
-        // output outlives the callback: `close` clears it under the lock before release.
+        // output outlives the callback: every owner closes it before letting go, and `close`
+        // clears the callback under the lock.
         pa_threaded_mainloop_lock(mainloop)
         pa_stream_set_write_callback(stream, { _, _, userdata in
             guard let userdata else { return }
@@ -338,7 +341,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// The sink's own latency at the last timing update: what it has rendered and still
-    /// plays after a flush. Render thread only.
+    /// plays after a flush. Under the lock (the render thread, or libpulse's while pulling).
     private var sinkLatency = 0
     var expectedFlushRemainder: Int { sinkLatency }
 

@@ -157,11 +157,13 @@ struct SoundServerTests {
 
     /// Context switches of this process's engine threads (`earshot-*`, every engine of the
     /// test process), from /proc/self/task/*/status.
-    static func engineThreadSwitches() -> Int {
+    /// Context switches (voluntary and involuntary) of the process's threads whose name
+    /// starts with `prefix` (every engine's threads by default).
+    static func engineThreadSwitches(named prefix: String = "earshot-") -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.reduce(0) { total, task in
             let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-            guard comm.hasPrefix("earshot-") else { return total }
+            guard comm.hasPrefix(prefix) else { return total }
             let status = (try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)) ?? ""
             return total + status.split(separator: "\n").reduce(0) { sum, line in
                 guard line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") else { return sum }
@@ -187,6 +189,34 @@ struct SoundServerTests {
             let woke = Self.engineThreadSwitches() - before
             // Every engine of the test process counts (earlier tests' engines too); all idle.
             #expect(woke <= 4, "the engines' threads woke \(woke) times in 2 s while paused")
+        }
+    }
+
+    @Test("while a sound plays through the server, the render thread sleeps: libpulse's thread mixes on each request")
+    func playingRendersOnRequests() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine()
+            let voice = try Self.voice(engine, TestSignals.sine(frequency: 500, duration: 2))
+            defer { voice.dispose() }
+            let capture = try Capture(server: server)
+            var woke = 0
+            var advanced = 0.0
+            let audio = try await capture.record {
+                try voice.play()
+                try await Task.sleep(for: .milliseconds(400))
+                let (before, from) = (Self.engineThreadSwitches(named: "earshot-render"), voice.currentTime)
+                try await Task.sleep(for: .seconds(1))
+                (woke, advanced) = (Self.engineThreadSwitches(named: "earshot-render") - before, voice.currentTime - from)
+                try await eventually("the tone to end", timeout: 4) { !voice.isPlaying }
+                try await Task.sleep(for: .milliseconds(Int((engine.outputLatency + 0.15) * 1000)))
+            }
+            // Mixing on the render thread woke it once a period (62 times in 1 s at 16 ms).
+            // Every engine's render thread counts; the others are idle.
+            #expect(woke <= 6, "the render threads woke \(woke) times in 1 s of playing")
+            #expect(abs(advanced - 1) <= 0.05, "currentTime advanced \(advanced) s in 1 s")
+            // The whole tone, nothing lost (a loaded machine may add an underrun's gap).
+            let regions = audio.activeRegions()
+            #expect(!regions.isEmpty && abs(regions.totalDuration - 2) <= 0.02, "\(regions)")
         }
     }
 

@@ -82,6 +82,14 @@ extension AudioEngine {
         var sampleRate: Int
         var periodFrames: Int
         var bufferFrames: Int
+        /// On a sound server: the sink renders in blocks of one period and the server asks
+        /// for a period as each block is rendered (`PA_STREAM_EARLY_REQUESTS`), so that one
+        /// message (one wakeup) serves each period; `bufferFrames` is then the sink's block
+        /// and the server's queue together, and the server keeps at least two periods in its
+        /// queue: four periods in all at least. Otherwise the server sizes the sink's share
+        /// from the buffer (`PA_STREAM_ADJUST_LATENCY`: at most 8 ms, see
+        /// ``AudioEngine/outputRequest()``).
+        var blockSyncedRequests = false
     }
 
     /// The format to open an output with now.
@@ -95,12 +103,22 @@ extension AudioEngine {
     /// where the sink cannot rewind; and a long period buffers two of them (wakeups fall
     /// with it). At the default 16 ms period both rules ask the same 48 ms. An ALSA device
     /// keeps ``Configuration/periods`` periods.
+    ///
+    /// Without a preferred period, a sound server's sink renders one period at a time and
+    /// asks for the next as it does (``OutputRequest/blockSyncedRequests``): with the sink's
+    /// share sized from the buffer (8 ms of a 48 ms one) its requests and the releases of
+    /// what it played came 8 ms apart, two wakeups a period instead of one. The buffer is
+    /// then 64 ms rather than 48 (the server keeps two periods queued beside the sink's
+    /// block): a change that is not flushed (a seek, volume, a second voice) is heard up to
+    /// 64 ms late, and a pause leaves up to one period (16 ms) playing in a sink that
+    /// cannot rewind.
     func outputRequest() -> OutputRequest {
         let rate = sampleRate
         let preferred = preferredPeriod.value
         guard preferred > 0 else {
             let period = configuration.periodFrames
-            return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: period * max(1, configuration.periods))
+            return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: period * max(1, configuration.periods),
+                                 blockSyncedRequests: true)
         }
         var period = max(16, Int((preferred * Double(rate)).rounded()))
         if configuration.output == .alsa { period = max(period, AudioEngine.minimumALSAPeriodFrames) }

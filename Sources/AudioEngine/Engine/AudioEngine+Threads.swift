@@ -9,18 +9,28 @@ extension AudioEngine {
     /// The render thread's body: one ``renderPeriod(_:)`` at a time. It holds the engine only for one period's work (weakly
     /// between periods, so that releasing the engine ends the thread) and sleeps outside that
     /// scope; when the engine is gone it closes the output it holds and returns.
+    ///
+    /// While it plays through an output that can pull (the sound server), it hands the
+    /// mixing to the output's own thread after a period (``RenderPull``) and sleeps until
+    /// something changes (a play, pause, stop or failure posts `wake`; the output posts it
+    /// when nothing plays any more): then it takes the mixing back for its next period.
     static func runRenderThread(_ engine: WeakEngine, wake: Semaphore, configuration: Configuration) {
         requestRealtimePriority()
-        var state = RenderState(configuration: configuration)
+        let render = RenderPull(engine: engine, state: RenderState(configuration: configuration))
         defer {
-            state.output?.close()
-            state.mix.deallocate()
+            render.state.output?.close()
+            render.state.mix.deallocate()
         }
         while true {
             let next: ThreadWait
             do {
                 guard let engine = engine.value else { return }
-                next = engine.renderPeriod(&state)
+                next = engine.renderPeriod(&render.state)
+            }
+            if case .pull = next, let output = render.state.output, output.startPulling(render) {
+                wake.wait()
+                output.stopPulling()
+                continue
             }
             wake.wait(next)
         }
@@ -35,7 +45,8 @@ extension AudioEngine {
     /// Three states: *released* (no device: it waits to be handed one), *idle* (the
     /// device is open but nothing plays: once the buffer has played out the stream stops,
     /// so nothing is written and the next sound starts at once rather than behind queued
-    /// silence), and *running* (mixing and writing).
+    /// silence), and *running* (mixing and writing). After a period written it returns
+    /// ``ThreadWait/pull``: the output may take over the next periods.
     func renderPeriod(_ state: inout RenderState) -> ThreadWait {
         do {
             guard var device = state.output else {
@@ -155,47 +166,8 @@ extension AudioEngine {
             }
 
             let frames = min(device.periodFrames, state.capacity)
-            let mix = state.mix
-            mix.update(repeating: 0, count: frames * 2)
-            let cycle = renderEpoch.load(ordering: .relaxed)
-            for slot in slots {
-                let bits = slot.voice.load(ordering: .acquiring)
-                guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
-                Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
-                    .render(into: mix, frames: frames, firstFrame: state.framesWritten, cycle: cycle)
-            }
-            renderEpoch.add(1, ordering: .releasing)
-
-            let generation = processGainGeneration.load(ordering: .acquiring)
-            if generation != state.gainGeneration {
-                state.gainGeneration = generation
-                let ramp = max(1, processGainRampFrames.load(ordering: .relaxed))
-                state.gainStep = (processGainTarget.value - state.gain) / Float(ramp)
-                state.gainFramesLeft = ramp
-            }
-            var gain = state.gain
-            let gainStep = state.gainStep
-            var gainFramesLeft = state.gainFramesLeft
-            var peak: Float = 0
-            for i in 0..<frames {
-                if gainFramesLeft > 0 {
-                    gain += gainStep
-                    gainFramesLeft -= 1
-                    if gainFramesLeft == 0 { gain = processGainTarget.value }
-                }
-                mix[2 * i] *= gain
-                mix[2 * i + 1] *= gain
-                peak = max(peak, abs(mix[2 * i]), abs(mix[2 * i + 1]))
-            }
-            state.gain = gain
-            state.gainFramesLeft = gainFramesLeft
-            switch state.silence.account(frames: frames, audible: peak > 1e-4) {
-            case .started: soundStarted()
-            case .stopped: soundStopped()
-            case .none: break
-            }
-
-            switch device.write(mix, frames: frames) {
+            mixPeriod(&state, frames: frames)
+            switch device.write(state.mix, frames: frames) {
             case .written: break
             case .recovered: underruns.add(1, ordering: .relaxed)
             case .interrupted:
@@ -206,13 +178,63 @@ extension AudioEngine {
                 fail(failure)
                 return .none
             }
-            state.framesWritten += Int64(frames)
-            if let delay = device.delay() {
-                state.lastDelay = delay
-                if !state.flushedOnce { flushRemainder.store(device.expectedFlushRemainder, ordering: .relaxed) }
-                publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
+            noteWritten(&state, frames: frames, delay: device.delay(), flushRemainder: device.expectedFlushRemainder)
+            return .pull
+        }
+    }
+
+    /// Mixes the next `frames` of every playing voice into `state.mix`, with the process
+    /// gain, and tracks sound starts and stops: preallocated memory, atomics and semaphore
+    /// posts only. On the render thread, or on the output's thread while it pulls.
+    func mixPeriod(_ state: inout RenderState, frames: Int) {
+        let mix = state.mix
+        mix.update(repeating: 0, count: frames * 2)
+        let cycle = renderEpoch.load(ordering: .relaxed)
+        for slot in slots {
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
+            Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+                .render(into: mix, frames: frames, firstFrame: state.framesWritten, cycle: cycle)
+        }
+        renderEpoch.add(1, ordering: .releasing)
+
+        let generation = processGainGeneration.load(ordering: .acquiring)
+        if generation != state.gainGeneration {
+            state.gainGeneration = generation
+            let ramp = max(1, processGainRampFrames.load(ordering: .relaxed))
+            state.gainStep = (processGainTarget.value - state.gain) / Float(ramp)
+            state.gainFramesLeft = ramp
+        }
+        var gain = state.gain
+        let gainStep = state.gainStep
+        var gainFramesLeft = state.gainFramesLeft
+        var peak: Float = 0
+        for i in 0..<frames {
+            if gainFramesLeft > 0 {
+                gain += gainStep
+                gainFramesLeft -= 1
+                if gainFramesLeft == 0 { gain = processGainTarget.value }
             }
-            return .none
+            mix[2 * i] *= gain
+            mix[2 * i + 1] *= gain
+            peak = max(peak, abs(mix[2 * i]), abs(mix[2 * i + 1]))
+        }
+        state.gain = gain
+        state.gainFramesLeft = gainFramesLeft
+        switch state.silence.account(frames: frames, audible: peak > 1e-4) {
+        case .started: soundStarted()
+        case .stopped: soundStopped()
+        case .none: break
+        }
+    }
+
+    /// After `frames` were written: the frame count, and the clock from the output's delay.
+    func noteWritten(_ state: inout RenderState, frames: Int, delay: Int?, flushRemainder remainder: Int) {
+        state.framesWritten += Int64(frames)
+        if let delay {
+            state.lastDelay = delay
+            if !state.flushedOnce { flushRemainder.store(remainder, ordering: .relaxed) }
+            publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
         }
     }
 
@@ -287,7 +309,7 @@ extension AudioEngine {
         _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
     }
 
-    private func publishClock(frames: Double, at stamp: Double, rate: Int? = nil) {
+    fileprivate func publishClock(frames: Double, at stamp: Double, rate: Int? = nil) {
         clockSequence.add(1, ordering: .acquiringAndReleasing)
         clockFrames.store(frames)
         clockStamp.store(stamp)
@@ -501,10 +523,43 @@ struct RenderState {
     }
 }
 
+/// The render thread's state, and what an output's thread renders through while it pulls
+/// (``AudioOutput/startPulling(_:)``).
+///
+/// `@unchecked Sendable`: `state` belongs to one thread at a time. The render thread owns it
+/// except between a `startPulling` that returned true and the `stopPulling` after it; in
+/// between only the output's thread touches it, under the output's lock, which both calls
+/// take (so each hand-over is ordered by that lock).
+final class RenderPull: OutputPuller, @unchecked Sendable {
+    let engine: WeakEngine
+    var state: RenderState
+
+    init(engine: WeakEngine, state: RenderState) {
+        self.engine = engine
+        self.state = state
+    }
+
+    func mix(maxFrames: Int) -> (samples: UnsafePointer<Float>, frames: Int)? {
+        guard let engine = engine.value, engine.anyVoicePlaying() else { return nil }
+        let frames = min(maxFrames, state.capacity)
+        engine.mixPeriod(&state, frames: frames)
+        return (UnsafePointer(state.mix), frames)
+    }
+
+    func wrote(frames: Int, delay: Int?, underran: Bool, flushRemainder: Int) {
+        guard let engine = engine.value else { return }
+        if underran { engine.underruns.add(1, ordering: .relaxed) }
+        engine.noteWritten(&state, frames: frames, delay: delay, flushRemainder: flushRemainder)
+    }
+}
+
 /// What an engine thread does after a round of work, outside its hold on the engine.
 enum ThreadWait {
     /// Goes round again at once.
     case none
+    /// The render thread after a written period: hands the mixing to the output if it can
+    /// pull, else goes round again at once.
+    case pull
     /// Sleeps until its semaphore is signalled.
     case untilSignalled
     /// Sleeps until signalled or for this many seconds.
@@ -514,7 +569,7 @@ enum ThreadWait {
 extension Semaphore {
     func wait(_ wait: ThreadWait) {
         switch wait {
-        case .none: break
+        case .none, .pull: break
         case .untilSignalled: self.wait()
         case .seconds(let seconds): _ = self.wait(seconds: seconds)
         }

@@ -43,8 +43,10 @@ public final class AudioEngine: @unchecked Sendable {
         /// Frames per period (the server's request size, or the ALSA period) the engine
         /// starts with; ``AudioEngine/setPreferredIOBufferDuration(_:)`` changes it later
         /// (``AudioEngine/ioBufferDuration`` is the period granted). 768 at 48 kHz
-        /// (16 ms; 3 periods, 48 ms buffered). A stopped stream starts from an empty buffer
-        /// whatever its size, so the buffer costs no start latency; but a pause (or an
+        /// (16 ms; 3 periods, 48 ms buffered; on a sound server, which renders one period
+        /// per request, the sink's block and at least two queued periods: 64 ms). A stopped
+        /// stream starts from an empty buffer whatever its size, so the buffer costs no
+        /// start latency; but a pause (or an
         /// interruption) is heard only once it has played out. Fewer, larger periods cost
         /// less CPU (bench/audio: 512 → 1024 took 10 s of playback from 0.24 to 0.20 s),
         /// yet 85 ms made interruptions overlap audibly. Below 512, ALSA's pulse plugin

@@ -41,6 +41,35 @@ protocol AudioOutput: AnyObject, Sendable {
     func update(identity: AudioEngine.StreamIdentity)
     /// Stops at once, dropping what is buffered, and closes the stream.
     func close()
+    /// Render thread, after a write: from now on the output's own thread mixes and writes
+    /// (through `puller`) whenever the server asks for more, so that one wakeup serves each
+    /// request instead of two (the output's thread, then the render thread). Returns false
+    /// when the output cannot (ALSA) or stopped pulling at once (nothing plays, a write
+    /// failed): the render thread goes on itself.
+    func startPulling(_ puller: any OutputPuller) -> Bool
+    /// Render thread: stops pulling and returns once no pull is under way; afterwards the
+    /// render thread owns its state again.
+    func stopPulling()
+}
+
+extension AudioOutput {
+    func startPulling(_ puller: any OutputPuller) -> Bool { false }
+    func stopPulling() {}
+}
+
+/// What an output's own thread renders through while it pulls (see
+/// ``AudioOutput/startPulling(_:)``). Called under the output's lock, never at the same time
+/// as the render thread's own work: no locks, no allocation, no waiting.
+protocol OutputPuller: AnyObject {
+    /// Mixes the next `frames` (at most the mix buffer's capacity) and returns the
+    /// interleaved stereo samples and how many frames they are, or nil when the render
+    /// thread must take over (nothing plays, or the engine is gone): the output then stops
+    /// pulling and wakes the render thread.
+    func mix(maxFrames: Int) -> (samples: UnsafePointer<Float>, frames: Int)?
+    /// After a mix was written: `frames` written, the output's delay (frames written but not
+    /// yet heard) when known, whether an underrun happened since the last write, and the
+    /// frames a flush would leave playing.
+    func wrote(frames: Int, delay: Int?, underran: Bool, flushRemainder: Int)
 }
 
 /// The result of one write to an ``AudioOutput``.

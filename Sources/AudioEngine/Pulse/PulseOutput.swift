@@ -12,10 +12,17 @@ import Glibc
 /// change) signals it: no polling. The clock comes from the server's timing
 /// (`pa_stream_get_latency`, interpolated, sink latency included).
 ///
+/// While a sound plays, the render thread hands the mixing to libpulse's thread
+/// (`startPulling`): the write request then mixes and writes in the callback, as paplay and
+/// pacat write, instead of waking the render thread, whose write would wake libpulse's
+/// thread again to send it (two threads woken per request; measured 374 + 69 wakeups/s).
+///
 /// Opened on the thread that starts the engine (so that "no server" reaches the caller);
 /// afterwards `write`, `delay`, `drainAndPrepare`, `failure` and `close` run on the render
-/// thread and `update(identity:)` on an app thread, each under the mainloop's lock.
-/// `@unchecked Sendable` for that reason: every use of the libpulse objects holds the lock.
+/// thread and `update(identity:)` on an app thread, each under the mainloop's lock; while it
+/// pulls, `pullLocked` runs on libpulse's thread, in the write callback, with the lock held.
+/// `@unchecked Sendable` for that reason: every use of the libpulse objects, and of the
+/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`), holds the lock.
 final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Why a server could not be used.
     enum OpenError: Error {
@@ -164,12 +171,16 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let frameBytes = UInt32(2 * MemoryLayout<Float>.size)
         // The whole buffer is the target length; the server asks for a period at a time; it
         // starts playing once a period is there (as ALSA's start threshold), and after the
-        // engine drains it waits for the next period rather than playing silence.
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(bufferFrames) * frameBytes,
+        // engine drains it waits for the next period rather than playing silence. With
+        // block-synced requests the sink renders a period at a time on top of the queue, so
+        // the queue is the buffer less that period.
+        let synced = request.blockSyncedRequests && bufferFrames > periodFrames
+        let queueFrames = synced ? bufferFrames - periodFrames : bufferFrames
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * frameBytes,
                                         prebuf: UInt32(periodFrames) * frameBytes, minreq: UInt32(periodFrames) * frameBytes,
                                         fragsize: UInt32.max)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
-                                      | PA_STREAM_ADJUST_LATENCY.rawValue)
+                                      | (synced ? PA_STREAM_EARLY_REQUESTS.rawValue : PA_STREAM_ADJUST_LATENCY.rawValue))
         guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) >= 0 else {
             let reason = PulseClient.error(context)
             teardown(stream: stream)
@@ -202,8 +213,21 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.request = request
         self.sampleRate = Int(rate)
         let minreq = granted.map { Int($0.minreq / frameBytes) } ?? periodFrames
-        self.periodFrames = max(64, min(minreq, 16_384))
-        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) } ?? bufferFrames
+        let grantedPeriod = max(64, min(minreq, 16_384))
+        self.periodFrames = grantedPeriod
+        // With block-synced requests the sink's block (a period) plays on top of the queue.
+        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
+        // From now on the write request also reaches the output itself, for pulling. The
+        // output outlives the callback: every owner closes it before letting go, and `close`
+        // clears the callback under the lock.
+        pa_threaded_mainloop_lock(mainloop)
+        pa_stream_set_write_callback(stream, { _, _, userdata in
+            guard let userdata else { return }
+            let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
+            pa_threaded_mainloop_signal(output.mainloop, 0)
+            output.pullLocked()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        pa_threaded_mainloop_unlock(mainloop)
     }
 
     deinit { close() }
@@ -213,15 +237,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
-        // After a drain or a flush the server's read index may have run past the write index
-        // (pipewire-pulse 0.3.65 keeps it moving through the underrun at a drain's end): the
-        // first write goes at the read index, else its first graph cycle (5.3 ms) is skipped.
-        var seek = PA_SEEK_RELATIVE
-        if restarting {
-            restarting = false
-            underflowsSeen = signals.underflows.load(ordering: .relaxed)
-            seek = PA_SEEK_RELATIVE_ON_READ
-        }
+        var seek = takeRestart()
         var offset = 0
         let frameBytes = 2 * MemoryLayout<Float>.size
         while offset < frames {
@@ -247,6 +263,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func delay() -> Int? {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
+        return lockedDelay()
+    }
+
+    private func lockedDelay() -> Int? {
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
@@ -256,8 +276,78 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         return negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
     }
 
+    // MARK: Pulling (libpulse's thread renders)
+
+    /// Who renders on libpulse's thread while the render thread sleeps; nil when the render
+    /// thread writes itself. Read and written under the mainloop's lock only.
+    private var puller: (any OutputPuller)?
+
+    func startPulling(_ puller: any OutputPuller) -> Bool {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        guard lockedFailure() == nil, !signals.interrupted.load(ordering: .acquiring) else { return false }
+        self.puller = puller
+        // What the server asked for before now does not come again: take it at once.
+        pullLocked()
+        return self.puller != nil
+    }
+
+    func stopPulling() {
+        pa_threaded_mainloop_lock(mainloop)
+        puller = nil
+        pa_threaded_mainloop_unlock(mainloop)
+    }
+
+    /// Under the mainloop's lock (libpulse's thread in the write callback, or the render
+    /// thread in `startPulling`): while the server has room for a period, mixes what fits
+    /// and writes it. Stops pulling, and wakes the render thread, when the puller declines
+    /// or a write fails.
+    private func pullLocked() {
+        guard let puller else { return }
+        let frameBytes = 2 * MemoryLayout<Float>.size
+        while true {
+            let writable = pa_stream_writable_size(stream) / frameBytes
+            guard writable >= periodFrames, lockedFailure() == nil else {
+                if lockedFailure() != nil { handBack() }
+                return
+            }
+            guard case let (samples, frames)? = puller.mix(maxFrames: writable) else {
+                handBack()
+                return
+            }
+            guard pa_stream_write(stream, samples, frames * frameBytes, nil, 0, takeRestart()) >= 0 else {
+                // The render thread writes the next period itself and meets the error.
+                handBack()
+                return
+            }
+            let underflows = signals.underflows.load(ordering: .relaxed)
+            let underran = underflows != underflowsSeen
+            underflowsSeen = underflows
+            let delay = lockedDelay()
+            puller.wrote(frames: frames, delay: delay, underran: underran, flushRemainder: sinkLatency)
+        }
+    }
+
+    /// Under the lock, before a write: where it goes. The first write after a drain or a
+    /// flush goes at the server's read index, which may have run past the write index
+    /// (pipewire-pulse 0.3.65 keeps it moving through the underrun at a drain's end; a
+    /// write at the write index then lost its first graph cycle, 5.3 ms); its underflows
+    /// so far are the end of the last sound, not a dropout.
+    private func takeRestart() -> pa_seek_mode_t {
+        guard restarting else { return PA_SEEK_RELATIVE }
+        restarting = false
+        underflowsSeen = signals.underflows.load(ordering: .relaxed)
+        return PA_SEEK_RELATIVE_ON_READ
+    }
+
+    /// Under the lock: the render thread takes over.
+    private func handBack() {
+        puller = nil
+        signals.wake.signal()
+    }
+
     /// The sink's own latency at the last timing update: what it has rendered and still
-    /// plays after a flush. Render thread only.
+    /// plays after a flush. Under the lock (the render thread, or libpulse's while pulling).
     private var sinkLatency = 0
     var expectedFlushRemainder: Int { sinkLatency }
 
@@ -346,6 +436,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
+        puller = nil
         PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.
     }

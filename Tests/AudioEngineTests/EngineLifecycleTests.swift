@@ -99,4 +99,29 @@ struct SoundServerEngineLifecycleTests {
         #expect(retirements == 1)
         #expect(engine.voices.withLock { $0[ObjectIdentifier(voice)] } == nil)
     }
+
+    /// A queue's players go in any order: the one queued second may be disposed (and freed)
+    /// first. The voice before it held it unretained as its successor and reached the freed
+    /// voice when disposed in turn (a crash in `QueueEditTests` in the serial audio pass).
+    @Test("a voice disposed while queued after another is forgotten by it")
+    func disposedSuccessorIsForgotten() async throws {
+        try await withAudio(idleTimeout: 0) { server in
+            let engine = Self.engine(server: server)
+            let first = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(duration: 0.5)))
+            var second: Voice? = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(duration: 0.5)))
+            try second!.play(after: first)
+            #expect(first.successor.load(ordering: .acquiring) != 0)
+            weak let gone = second
+            second!.dispose()
+            second = nil
+            #expect(first.successor.load(ordering: .acquiring) == 0, "the predecessor still names the disposed voice")
+            // Retired voices go once the render thread is past them; the predecessor's own
+            // dispose must then find nothing to clear.
+            try await eventually("the disposed voice to be freed", timeout: 5) {
+                engine.retired.withLock { $0.removeAll() }
+                return gone == nil
+            }
+            first.dispose()
+        }
+    }
 }

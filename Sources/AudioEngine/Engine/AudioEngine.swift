@@ -327,9 +327,18 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Forgets a voice. Retired once, by `detach`, if it was in the render table; one that
     /// was not is out of the render thread's sight already and goes with its last reference.
+    /// A voice that names it as its successor (``Voice/play(after:)``) forgets it first: the
+    /// successor is held unretained, and a predecessor disposed later (a queue's players
+    /// going in any order) would otherwise reach a freed voice through it.
     func dispose(_ voice: Voice) {
+        let bits = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
+        voices.withLock { voices in
+            voices.removeValue(forKey: ObjectIdentifier(voice))
+            for other in voices.values {
+                _ = other.successor.compareExchange(expected: bits, desired: 0, ordering: .acquiringAndReleasing)
+            }
+        }
         detach(voice)
-        _ = voices.withLock { $0.removeValue(forKey: ObjectIdentifier(voice)) }
     }
 
     /// Opens the device now (it stays idle until something plays), so that a first sound

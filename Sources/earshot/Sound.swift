@@ -34,8 +34,11 @@ struct Sound: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The ALSA device to play to.", valueName: "DEVICE"))
     var device: String?
 
+    /// How `earshot sound`'s streams and cached plays present themselves to the sound server.
+    static let identity = AudioEngine.StreamIdentity(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
+
     func run() async throws {
-        let identity = AudioEngine.StreamIdentity(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
+        let identity = Sound.identity
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
         let systemSound: SystemSound
@@ -80,8 +83,7 @@ extension Sound {
         // Options, paths and names that are files go the parsed way (`run()`).
         guard !name.hasPrefix("-"), !name.contains("/"), !FileManager.default.fileExists(atPath: name),
               CommandLineFile(name, command: "sound").path == name else { return nil }
-        let identity = AudioEngine.StreamIdentity(applicationName: "earshot", applicationID: "earshot", iconName: "earshot", role: .event)
-        guard let found = try? SystemSound(cachedNamed: name, theme: SoundTheme(name: "freedesktop"), identity: identity) else { return nil }
+        guard let found = try? SystemSound(cachedNamed: name, theme: SoundTheme(name: "freedesktop"), identity: Sound.identity) else { return nil }
         let done = DispatchSemaphore(value: 0)
         do {
             try found.play { done.signal() }

@@ -149,7 +149,23 @@ struct Play: AsyncParsableCommand {
             }
         }
         quitting.set(true)
-        if connection != nil { try? await session.setActive(false, options: .notifyOthersOnDeactivation) }
+        if connection != nil {
+            // The deactivation lets the sessions this one interrupted resume. A command that
+            // ends does not wait long for the arbiter's answer: past 2 s it exits, and the
+            // arbiter, seeing the process go, resumes them then.
+            let answered = Locked(false), done = QuitSignal()
+            Task {
+                try? await session.setActive(false, options: .notifyOthersOnDeactivation)
+                answered.set(true)
+                done.fire()
+            }
+            Task {
+                try? await Task.sleep(for: .seconds(2))
+                done.fire()
+            }
+            await done.wait()
+            if !answered.get() { say("session: the arbiter did not answer the deactivation within 2 s; exiting") }
+        }
         mpris?.unpublish()
         await connection?.flush()
     }

@@ -520,6 +520,74 @@ struct DecodingResamplerTests {
         #expect(convert(input, with: converter, block: 512) == input)
     }
 
+    /// The level of `frequency` in the left channel of interleaved stereo `samples`, dB relative
+    /// to a full-scale sine, from a Blackman–Harris-windowed DFT (sidelobes below −92 dB).
+    private func level(of frequency: Double, in samples: [Float], rate: Double) -> Double {
+        let left = stride(from: 0, to: samples.count, by: 2).map { Double(samples[$0]) }
+        let n = Double(left.count)
+        var re = 0.0, im = 0.0, weights = 0.0
+        for (i, x) in left.enumerated() {
+            let t = 2 * Double.pi * Double(i) / (n - 1)
+            let w = 0.35875 - 0.48829 * cos(t) + 0.14128 * cos(2 * t) - 0.01168 * cos(3 * t)
+            let angle = 2 * Double.pi * frequency * Double(i) / rate
+            re += w * x * cos(angle)
+            im -= w * x * sin(angle)
+            weights += w
+        }
+        return 20 * log10(2 * (re * re + im * im).squareRoot() / weights)
+    }
+
+    /// The middle of a conversion, away from the filter's start and end.
+    private func middle(_ samples: [Float], frames: Int) -> [Float] {
+        let start = (samples.count / 2 - frames) / 2 * 2
+        return Array(samples[start..<start + frames * 2])
+    }
+
+    @Test("44.1 → 48 kHz: a 15 kHz tone's image (at 18.9 kHz after the output's sampling) is 85 dB down or more; 10 kHz passes within 0.1 dB")
+    func upsamplingRejectsImages() throws {
+        for quality in [SampleRateConverter.Quality.fastest, .medium] {
+            let converter = try SampleRateConverter(channels: 2, inputRate: 44100, outputRate: 48000, quality: quality)
+            let tone = middle(convert(sine(frequency: 15000, rate: 44100, frames: 44100), with: converter, block: 1000), frames: 32768)
+            converter.reset()
+            let passband = middle(convert(sine(frequency: 10000, rate: 44100, frames: 44100), with: converter, block: 1000), frames: 32768)
+            let signal = level(of: 15000, in: tone, rate: 48000)
+            let image = level(of: 48000 - (44100 - 15000), in: tone, rate: 48000)
+            let gain = level(of: 10000, in: passband, rate: 48000) - 20 * log10(0.5)
+            print("resampling 44100→48000 \(quality): 15 kHz at \(String(format: "%.2f", signal)) dBFS, its image \(String(format: "%.1f", image - signal)) dB; 10 kHz gain \(String(format: "%.3f", gain)) dB")
+            #expect(image - signal < -85)
+            #expect(abs(gain) < 0.1)
+        }
+    }
+
+    @Test("48 → 44.1 kHz: a 23 kHz tone (above the output's Nyquist) is 85 dB down or more where it would alias (21.1 kHz)")
+    func downsamplingRejectsAliases() throws {
+        for quality in [SampleRateConverter.Quality.fastest, .medium] {
+            let converter = try SampleRateConverter(channels: 2, inputRate: 48000, outputRate: 44100, quality: quality)
+            let output = middle(convert(sine(frequency: 23000, rate: 48000, frames: 48000), with: converter, block: 1000), frames: 32768)
+            let alias = level(of: 44100 - 23000, in: output, rate: 44100) - 20 * log10(0.5)
+            print("resampling 48000→44100 \(quality): 23 kHz aliased at \(String(format: "%.1f", alias)) dB")
+            #expect(alias < -85)
+        }
+    }
+
+    @Test("every common pair of rates: exactly ceil(in × out / in) frames, in step with the input (a click lands where it should)",
+          arguments: [(44100, 48000), (48000, 44100), (22050, 48000), (8000, 48000), (96000, 48000), (48000, 16000)])
+    func lengthAndAlignment(_ rates: (Int, Int)) throws {
+        let (inputRate, outputRate) = rates
+        let converter = try SampleRateConverter(channels: 2, inputRate: Double(inputRate), outputRate: Double(outputRate), quality: .fastest)
+        let frames = inputRate / 2 + 7
+        var input = [Float](repeating: 0, count: frames * 2)
+        let click = inputRate / 4
+        input[click * 2] = 1
+        input[click * 2 + 1] = 1
+        let output = convert(input, with: converter, block: 333)
+        let expected = (frames * outputRate + inputRate - 1) / inputRate
+        #expect(output.count / 2 == expected)
+        let peak = stride(from: 0, to: output.count, by: 2).max { output[$0] < output[$1] }! / 2
+        let expectedPeak = Double(click) * Double(outputRate) / Double(inputRate)
+        #expect(abs(Double(peak) - expectedPeak) <= 1, "the click is at \(peak), expected \(expectedPeak)")
+    }
+
     @Test func impossibleConversionsThrow() {
         #expect(throws: SampleRateConverterError.self) { try SampleRateConverter(channels: 2, inputRate: 44100, outputRate: 0) }
         #expect(throws: SampleRateConverterError.self) { try SampleRateConverter(channels: 0, inputRate: 44100, outputRate: 48000) }

@@ -23,14 +23,7 @@ extension AudioPlayer {
         loopObserver.withLock { observer in
             if observer == nil { observer = { [weak self] in self?.publishNowPlaying() } }
         }
-        commands.playCommand.addTarget { [weak self] _ in self?.play() == true ? .success : .commandFailed }
-        commands.pauseCommand.addTarget { [weak self] _ in self?.pause(); return .success }
-        commands.togglePlayPauseCommand.addTarget { [weak self] _ in
-            guard let self else { return .commandFailed }
-            if self.isPlaying { self.pause() } else { self.play() }
-            return .success
-        }
-        commands.stopCommand.addTarget { [weak self] _ in self?.stop(); return .success }
+        commands.addTransportTargets(for: self)
         commands.seekCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }
             self.currentTime = min(max(0, self.currentTime + event.offset), self.duration)

@@ -619,14 +619,7 @@ public final class QueuePlayer: Sendable {
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         let follower = engine.followTitle(of: nowPlaying)
         state.withLock { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
-        commands.playCommand.addTarget { [weak self] _ in self?.play(); return .success }
-        commands.pauseCommand.addTarget { [weak self] _ in self?.pause(); return .success }
-        commands.togglePlayPauseCommand.addTarget { [weak self] _ in
-            guard let self else { return .commandFailed }
-            if self.isPlaying { self.pause() } else { self.play() }
-            return .success
-        }
-        commands.stopCommand.addTarget { [weak self] _ in self?.stop(); return .success }
+        commands.addTransportTargets(for: self)
         commands.nextTrackCommand.addTarget { [weak self] _ in
             (self?.advanceToNextItem() ?? false) ? .success : .noSuchContent
         }

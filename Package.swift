@@ -42,6 +42,9 @@ let package = Package(
 
         // The few system services every layer uses: the monotonic clock and named threads.
         .target(name: "Platform"),
+        // libpulse's threaded mainloop and a context on it (make, connect, wait until ready, release),
+        // under every libpulse client: the engine's, the route monitors', the arbiter's.
+        .target(name: "PulseSupport", dependencies: ["CPulse"]),
         // Typed Swift over libdbus. Knows nothing of MPRIS or audio.
         .target(name: "DBus", dependencies: ["CDBus", "Platform"]),
         // The rules of the iOS audio-session model, pure: no I/O, no bus.
@@ -49,11 +52,11 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus", "Platform"]),
         // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "Platform"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
-        .target(name: "AudioRoutes", dependencies: ["CPulse", "CALSA", "Platform"]),
+        .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "Platform"]),
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "PulseSupport", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
         // The command-line tool.

@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,15 +39,14 @@ struct PlaybackStream: Sendable, Hashable {
 final class PlaybackStreamWatcher: @unchecked Sendable {
     private let server: String?
     private let report: @Sendable ([UInt32: PlaybackStream]) -> Void
-    private let mainloop: OpaquePointer
-    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private let loop: PulseMainloop
     private let stopped = Atomic<Bool>(false)
 
     // Main loop.
-    private var context: OpaquePointer?
+    private var context: PulseContext?
     private var isClosed = false
     private var ready = false
-    private var retryTimer: OpaquePointer?
+    private var retryTimer: PulseTimer?
     private var retryDelay = 0.5
     private var streams: [UInt32: PlaybackStream] = [:]
     private var listing = false
@@ -56,38 +56,29 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
     /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
     /// then the user's runtime directory).
     init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
-        guard let mainloop = pa_threaded_mainloop_new() else { return nil }
-        guard let api = pa_threaded_mainloop_get_api(mainloop) else {
-            pa_threaded_mainloop_free(mainloop)
-            return nil
-        }
+        guard let loop = PulseMainloop(name: "earshot-streams") else { return nil }
         self.server = server
         self.report = report
-        self.mainloop = mainloop
-        self.api = api
+        self.loop = loop
     }
 
     /// Starts the main-loop thread and the first connection attempt.
     func start() -> Bool {
-        pa_threaded_mainloop_set_name(mainloop, "earshot-streams")
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else { return false }
-        pa_threaded_mainloop_lock(mainloop)
-        connect()
-        pa_threaded_mainloop_unlock(mainloop)
+        guard loop.start() else { return false }
+        loop.withLock { connect() }
         return true
     }
 
     /// Disconnects and frees the main loop. Idempotent; not from the main-loop thread.
     func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        pa_threaded_mainloop_lock(mainloop)
-        isClosed = true
-        if let timer = retryTimer { api.pointee.time_free(timer) }
-        retryTimer = nil
-        dropContext()
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        loop.withLock {
+            isClosed = true
+            retryTimer?.cancel()
+            retryTimer = nil
+            dropContext()
+        }
+        loop.stop()
     }
 
     deinit { close() }
@@ -102,40 +93,31 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
 
     private func connect() {
         guard !isClosed, context == nil else { return }
-        guard let ctx = pa_context_new(api, "Earshot arbiter") else {
+        guard let made = PulseContext(on: loop, name: "Earshot arbiter") else {
             scheduleRetry()
             return
         }
-        context = ctx
-        pa_context_set_state_callback(ctx, { ctx, userdata in
-            PlaybackStreamWatcher.from(userdata).stateChanged(ctx)
-        }, userdata)
-        pa_context_set_subscribe_callback(ctx, { _, type, index, userdata in
+        context = made
+        made.onStateChange { [unowned self] state in self.stateChanged(made, state) }
+        pa_context_set_subscribe_callback(made.pointer, { _, type, index, userdata in
             PlaybackStreamWatcher.from(userdata).serverEvent(type, index: index)
         }, userdata)
-        let rc: Int32
-        if let server {
-            rc = server.withCString { pa_context_connect(ctx, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-        } else {
-            rc = pa_context_connect(ctx, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        }
-        if rc < 0, context == ctx {
+        if !made.connect(server: server), context === made {
             dropContext()
             scheduleRetry()
         }
     }
 
-    private func stateChanged(_ ctx: OpaquePointer?) {
-        guard let ctx, ctx == context else { return }
-        let state = pa_context_get_state(ctx)
-        if state == PA_CONTEXT_READY {
+    private func stateChanged(_ changed: PulseContext, _ state: PulseContext.State) {
+        guard changed === context else { return }
+        if state == .ready {
             ready = true
             retryDelay = 0.5
-            if let operation = pa_context_subscribe(ctx, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) {
+            if let operation = pa_context_subscribe(changed.pointer, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) {
                 pa_operation_unref(operation)
             }
             listAll()
-        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+        } else if state.isOver {
             let hadStreams = !streams.isEmpty
             dropContext()
             streams = [:]
@@ -146,33 +128,24 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
 
     private func scheduleRetry() {
         guard !isClosed, retryTimer == nil else { return }
-        var tv = timeval()
-        pa_gettimeofday(&tv)
-        pa_timeval_add(&tv, pa_usec_t(retryDelay * 1_000_000))
-        retryTimer = api.pointee.time_new(api, &tv, { _, _, _, userdata in
-            let watcher = PlaybackStreamWatcher.from(userdata)
-            watcher.retryTimer.map { watcher.api.pointee.time_free($0) }
-            watcher.retryTimer = nil
-            watcher.connect()
-        }, userdata)
+        retryTimer = loop.timer(after: retryDelay) { [unowned self] in
+            self.retryTimer = nil
+            self.connect()
+        }
         retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
     }
 
     private func dropContext() {
         ready = false
         listing = false
-        guard let ctx = context else { return }
+        context?.release()
         context = nil
-        pa_context_set_state_callback(ctx, nil, nil)
-        pa_context_set_subscribe_callback(ctx, nil, nil)
-        pa_context_disconnect(ctx)
-        pa_context_unref(ctx)
     }
 
     // MARK: Streams (main loop)
 
     private func listAll() {
-        guard let ctx = context, ready else { return }
+        guard let ctx = context?.pointer, ready else { return }
         listing = true
         var fresh: [UInt32: PlaybackStream] = [:]
         let box = Unmanaged.passRetained(ListBox { [weak self] info in
@@ -204,7 +177,7 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
 
     private func serverEvent(_ type: pa_subscription_event_type_t, index: UInt32) {
         guard type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue,
-              let ctx = context else { return }
+              let ctx = context?.pointer else { return }
         let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
         if kind == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
             if streams.removeValue(forKey: index) != nil { report(streams) }
@@ -271,16 +244,16 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
     func updateVolume(of index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                       completion: @escaping @Sendable (VolumeUpdate) -> Void) {
         guard !stopped.load(ordering: .acquiring) else { return completion(.failed) }
-        pa_threaded_mainloop_lock(mainloop)
+        loop.lock()
         let issued = issueUpdate(index, decide: decide, completion: completion)
-        pa_threaded_mainloop_unlock(mainloop)
+        loop.unlock()
         if !issued { completion(.failed) }
     }
 
     /// Main loop (or its lock held).
     private func issueUpdate(_ index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                              completion: @escaping @Sendable (VolumeUpdate) -> Void) -> Bool {
-        guard let ctx = context, ready, !isClosed else { return false }
+        guard let ctx = context?.pointer, ready, !isClosed else { return false }
         let box = Unmanaged.passRetained(VolumeBox(decide: decide, completion: completion)).toOpaque()
         let operation = pa_context_get_sink_input_info(ctx, index, { ctx, info, eol, box in
             let update = Unmanaged<VolumeBox>.fromOpaque(box!)

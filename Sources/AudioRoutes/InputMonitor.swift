@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Platform
 import Synchronization
 #if canImport(Glibc)
@@ -47,12 +48,11 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 /// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
 /// the results are kept under a mutex.
 public final class InputMonitor: @unchecked Sendable {
-    private let mainloop: OpaquePointer
     private let box: Box
     private let closed = Atomic<Bool>(false)
 
     final class Box: @unchecked Sendable {
-        let mainloop: OpaquePointer
+        let loop: PulseMainloop
         let server: String?
         /// The server's socket file, when it is one.
         let socketPath: String?
@@ -60,8 +60,8 @@ public final class InputMonitor: @unchecked Sendable {
         /// so an idle monitor holds no inotify instance).
         var socket: SocketFileWatch?
         // Mainloop thread (or under its lock) only.
-        var context: OpaquePointer?
-        var lost: [OpaquePointer] = []
+        var context: PulseContext?
+        var lost: [PulseContext] = []
         var watching = false
         var watchEvent: OpaquePointer?
         var retries = 0
@@ -76,63 +76,48 @@ public final class InputMonitor: @unchecked Sendable {
         let inputs = Mutex<[AudioInputPort]>([])
         let handlers = Mutex<[@Sendable ([AudioInputPort]) -> Void]>([])
         let ready = Atomic<Bool>(false)
-        let timedOut = Atomic<Bool>(false)
         /// How many times the monitor connected again after a loss (for tests).
         let reconnections = Atomic<Int>(0)
-        init(mainloop: OpaquePointer, server: String?) {
-            self.mainloop = mainloop
+        init(loop: PulseMainloop, server: String?) {
+            self.loop = loop
             self.server = server
             socketPath = SocketFileWatch.pulseSocket(server: server)
         }
-        var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(mainloop) }
+        /// The loop's `pa_mainloop_api`, for the socket watch.
+        var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(loop.pointer) }
     }
 
     /// Connects to `server` (or libpulse's default) and reads the inputs once before returning.
     ///
     /// - Throws: ``RouteError`` when no server answers within `timeout` seconds.
     public init(server: String? = nil, timeout: Double = 3) throws(RouteError) {
-        guard let mainloop = pa_threaded_mainloop_new() else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
-        let box = Box(mainloop: mainloop, server: server)
-        let userdata = Unmanaged.passUnretained(box).toOpaque()
+        guard let loop = PulseMainloop(name: nil) else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
+        let box = Box(loop: loop, server: server)
         guard InputMonitor.connect(box) else {
-            pa_threaded_mainloop_free(mainloop)
+            loop.stop()
             throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
         }
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
-            if let context = box.context { pa_context_unref(context) }
-            pa_threaded_mainloop_free(mainloop)
+        guard loop.start() else {
+            box.context?.release()
+            loop.stop()
             throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        // A server that accepts and never answers: a timer wakes the wait below.
-        let api = box.api
-        let timer = box.context.flatMap { context in
-            pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(timeout * 1e6), { _, _, _, userdata in
-                guard let userdata else { return }
-                let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-                box.timedOut.store(true, ordering: .releasing)
-                pa_threaded_mainloop_signal(box.mainloop, 0)
-            }, userdata)
-        }
+        loop.lock()
+        // A server that accepts and never answers: a deadline wakes the wait below.
+        let deadline = box.context?.deadline(after: timeout)
         while !box.ready.load(ordering: .acquiring) {
-            let state = box.context.map { pa_context_get_state($0) } ?? PA_CONTEXT_FAILED
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED || box.timedOut.load(ordering: .acquiring) {
-                if let timer { api?.pointee.time_free?(timer) }
-                if let context = box.context {
-                    pa_context_set_state_callback(context, nil, nil)
-                    pa_context_disconnect(context)
-                    pa_context_unref(context)
-                }
-                pa_threaded_mainloop_unlock(mainloop)
-                pa_threaded_mainloop_stop(mainloop)
-                pa_threaded_mainloop_free(mainloop)
+            let state = box.context?.state ?? .failed
+            if state.isOver || deadline?.passed == true {
+                deadline?.cancel()
+                box.context?.release()
+                loop.unlock()
+                loop.stop()
                 throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
             }
-            pa_threaded_mainloop_wait(mainloop)
+            loop.wait()
         }
-        if let timer { api?.pointee.time_free?(timer) }
-        pa_threaded_mainloop_unlock(mainloop)
-        self.mainloop = mainloop
+        deadline?.cancel()
+        loop.unlock()
         self.box = box
     }
 
@@ -141,24 +126,18 @@ public final class InputMonitor: @unchecked Sendable {
     /// Stops following the server.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        pa_threaded_mainloop_lock(mainloop)
+        box.loop.lock()
         box.closing = true
         if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
         box.watchEvent = nil
         box.watching = false
         box.socket = nil
-        if let context = box.context {
-            pa_context_set_subscribe_callback(context, nil, nil)
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-        }
+        box.context?.release()
         box.context = nil
-        for context in box.lost { pa_context_unref(context) }
+        for context in box.lost { context.release() }
         box.lost = []
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        box.loop.unlock()
+        box.loop.stop()
     }
 
     /// How many times the monitor connected again after losing the server.
@@ -168,41 +147,35 @@ public final class InputMonitor: @unchecked Sendable {
     @discardableResult
     private static func connect(_ box: Box) -> Bool {
         let userdata = Unmanaged.passUnretained(box).toOpaque()
-        guard let context = pa_context_new(box.api, "earshot inputs") else { return false }
-        pa_context_set_state_callback(context, { context, userdata in
-            guard let context, let userdata else { return }
-            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            let state = pa_context_get_state(context)
-            if state == PA_CONTEXT_READY {
+        guard let context = PulseContext(on: box.loop, name: "earshot inputs") else { return false }
+        context.onStateChange { [unowned box] state in
+            if state == .ready {
                 box.connected = true
                 box.retries = 0
                 box.backoff = 0
                 InputMonitor.unwatchSocket(box)
-                pa_context_set_subscribe_callback(context, { context, _, _, userdata in
+                pa_context_set_subscribe_callback(context.pointer, { context, _, _, userdata in
                     guard let context, let userdata else { return }
                     InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
                 }, userdata)
                 let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-                if let operation = pa_context_subscribe(context, mask, nil, nil) { pa_operation_unref(operation) }
+                if let operation = pa_context_subscribe(context.pointer, mask, nil, nil) { pa_operation_unref(operation) }
                 box.pending = 0
                 if box.ready.load(ordering: .acquiring) { box.reconnections.add(1, ordering: .releasing) }
-                InputMonitor.query(context, box)
-            } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED, box.ready.load(ordering: .acquiring) {
+                InputMonitor.query(context.pointer, box)
+            } else if state.isOver, box.ready.load(ordering: .acquiring) {
                 InputMonitor.lose(box)
             }
-            pa_threaded_mainloop_signal(box.mainloop, 0)
-        }, userdata)
+        }
         box.context = context
-        let connected = box.server.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        if connected < 0 {
+        if !context.connect(server: box.server) {
             // Unless the state callback already did, treat the context as lost here.
             if box.ready.load(ordering: .acquiring) {
-                if box.context == context { lose(box) }
+                if box.context === context { lose(box) }
                 return true
             }
             box.context = nil
-            pa_context_unref(context)
+            context.release()
             return false
         }
         return true
@@ -212,8 +185,7 @@ public final class InputMonitor: @unchecked Sendable {
     /// is kept until the next attempt (it cannot be freed inside its own callback).
     private static func lose(_ box: Box) {
         guard let context = box.context else { return }
-        pa_context_set_subscribe_callback(context, nil, nil)
-        pa_context_set_state_callback(context, nil, nil)
+        context.detach()
         box.lost.append(context)
         box.context = nil
         let wasConnected = box.connected
@@ -240,25 +212,14 @@ public final class InputMonitor: @unchecked Sendable {
             delay = 50_000
         }
         if let delay {
-            let userdata = Unmanaged.passUnretained(box).toOpaque()
-            var tv = timeval()
-            pa_gettimeofday(&tv)
-            pa_timeval_add(&tv, delay)
-            _ = box.api?.pointee.time_new?(box.api, &tv, { api, event, _, userdata in
-                api?.pointee.time_free?(event)
-                guard let userdata else { return }
-                InputMonitor.attempt(Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
-            }, userdata)
+            _ = box.loop.timer(after: Double(delay) / 1e6) { [unowned box] in InputMonitor.attempt(box) }
         }
     }
 
     /// Mainloop thread: one connection attempt, unless connected or connecting.
     private static func attempt(_ box: Box) {
         guard !box.closing, box.context == nil, box.watching || box.socketPath == nil else { return }
-        for context in box.lost {
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-        }
+        for context in box.lost { context.release() }
         box.lost = []
         connect(box)
     }
@@ -331,7 +292,7 @@ public final class InputMonitor: @unchecked Sendable {
             return inputs != chosen
         }
         box.ready.store(true, ordering: .releasing)
-        pa_threaded_mainloop_signal(box.mainloop, 0)
+        box.loop.signal()
         if changed {
             for handler in box.handlers.withLock({ $0 }) { handler(chosen) }
         }

@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,18 +40,17 @@ final class PulseBackend: @unchecked Sendable {
     let serverDescription: String
     private let connectTimeout: Double
     private let emit: @Sendable (Event) -> Void
-    private let mainloop: OpaquePointer
-    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private let loop: PulseMainloop
     private let stopped = Atomic<Bool>(false)
 
     // Main loop.
-    private var context: OpaquePointer?
+    private var context: PulseContext?
     private var isConnected = false
     private var isClosed = false
     private var connectedServer: String?
-    private var settleTimer: OpaquePointer?
-    private var retryTimer: OpaquePointer?
-    private var connectTimer: OpaquePointer?
+    private var settleTimer: PulseTimer?
+    private var retryTimer: PulseTimer?
+    private var connectTimer: PulseTimer?
     private var retryDelay = 0.1
     private var querying = false
     private var dirty = false
@@ -70,45 +70,36 @@ final class PulseBackend: @unchecked Sendable {
         if let server, server.allSatisfy(\.isWhitespace) || server.contains("\0") {
             throw .invalidServer(server)
         }
-        guard let mainloop = pa_threaded_mainloop_new() else {
+        guard let loop = PulseMainloop(name: "earshot-routes") else {
             throw .setupFailed(server: description, reason: "pa_threaded_mainloop_new failed")
-        }
-        guard let api = pa_threaded_mainloop_get_api(mainloop) else {
-            pa_threaded_mainloop_free(mainloop)
-            throw .setupFailed(server: description, reason: "pa_threaded_mainloop_get_api failed")
         }
         self.server = server
         self.serverDescription = description
         self.connectTimeout = connectTimeout
         self.emit = emit
-        self.mainloop = mainloop
-        self.api = api
+        self.loop = loop
     }
 
     /// Starts the main-loop thread and the first connection attempt; its outcome arrives
     /// through `emit`.
     func start() throws(RouteError) {
-        pa_threaded_mainloop_set_name(mainloop, "earshot-routes")
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+        guard loop.start() else {
             throw .setupFailed(server: serverDescription, reason: "cannot start the libpulse main-loop thread")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        connect()
-        pa_threaded_mainloop_unlock(mainloop)
+        loop.withLock { connect() }
     }
 
     /// Disconnects, stops and frees the main loop. Idempotent. Not from the main-loop thread
     /// (nothing of ours runs there but libpulse callbacks, which never call it).
     func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        precondition(pa_threaded_mainloop_in_thread(mainloop) == 0, "PulseBackend.close on its own thread")
-        pa_threaded_mainloop_lock(mainloop)
-        isClosed = true
-        disarm(&retryTimer)
-        dropContext()
-        pa_threaded_mainloop_unlock(mainloop)
-        pa_threaded_mainloop_stop(mainloop)
-        pa_threaded_mainloop_free(mainloop)
+        precondition(!loop.isLoopThread, "PulseBackend.close on its own thread")
+        loop.withLock {
+            isClosed = true
+            disarm(&retryTimer)
+            dropContext()
+        }
+        loop.stop()
     }
 
     deinit { close() }
@@ -128,53 +119,41 @@ final class PulseBackend: @unchecked Sendable {
 
     private func connect() {
         guard !isClosed, context == nil else { return }
-        guard let ctx = pa_context_new(api, "Earshot route monitor") else {
+        guard let made = PulseContext(on: loop, name: "Earshot route monitor") else {
             failAttempt(.setupFailed(server: serverDescription, reason: "pa_context_new failed"))
             return
         }
-        context = ctx
-        pa_context_set_state_callback(ctx, { ctx, userdata in
-            PulseBackend.from(userdata).stateChanged(ctx)
-        }, userdata)
-        pa_context_set_subscribe_callback(ctx, { _, type, _, userdata in
+        context = made
+        made.onStateChange { [unowned self] state in self.stateChanged(made, state) }
+        pa_context_set_subscribe_callback(made.pointer, { _, type, _, userdata in
             PulseBackend.from(userdata).serverEvent(type)
         }, userdata)
-        let flags = PA_CONTEXT_NOAUTOSPAWN
-        let rc: Int32
-        if let server {
-            rc = server.withCString { pa_context_connect(ctx, $0, flags, nil) }
-        } else {
-            rc = pa_context_connect(ctx, nil, flags, nil)
-        }
-        guard rc >= 0 else {
+        guard made.connect(server: server) else {
             // A failure found at once (no such socket) already went through the state
             // callback, which dropped the context (and freed it): nothing more to do.
-            guard context == ctx else { return }
-            let reason = Self.reason(ctx)
+            guard context === made else { return }
+            let reason = made.lastError
             dropContext()
             failAttempt(.serverUnreachable(server: serverDescription, reason: reason))
             return
         }
-        connectTimer = arm(after: connectTimeout) { _, _, _, userdata in
-            PulseBackend.from(userdata).connectTimedOut()
-        }
+        connectTimer = loop.timer(after: connectTimeout) { [unowned self] in self.connectTimedOut() }
     }
 
-    private func stateChanged(_ ctx: OpaquePointer?) {
-        guard let ctx, ctx == context else { return }
-        let state = pa_context_get_state(ctx)
-        if state == PA_CONTEXT_READY {
+    private func stateChanged(_ changed: PulseContext, _ state: PulseContext.State) {
+        guard changed === context else { return }
+        if state == .ready {
             disarm(&connectTimer)
             isConnected = true
             retryDelay = 0.1
-            connectedServer = pa_context_get_server(ctx).map { String(cString: $0) }
+            connectedServer = changed.serverAddress
             let mask = pa_subscription_mask_t(
                 rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue
                     | PA_SUBSCRIPTION_MASK_CARD.rawValue)
-            if let operation = pa_context_subscribe(ctx, mask, nil, nil) { pa_operation_unref(operation) }
+            if let operation = pa_context_subscribe(changed.pointer, mask, nil, nil) { pa_operation_unref(operation) }
             startQuery()
-        } else if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-            let reason = Self.reason(ctx)
+        } else if state.isOver {
+            let reason = changed.lastError
             let wasConnected = isConnected
             let location =
                 connectedServer.map { serverDescription.contains($0) ? serverDescription : "\(serverDescription) (\($0))" }
@@ -190,7 +169,6 @@ final class PulseBackend: @unchecked Sendable {
     }
 
     private func connectTimedOut() {
-        connectTimer.map { api.pointee.time_free($0) }
         connectTimer = nil
         guard context != nil, !isConnected else { return }
         dropContext()
@@ -206,11 +184,9 @@ final class PulseBackend: @unchecked Sendable {
     private func scheduleRetry() {
         guard !isClosed else { return }
         disarm(&retryTimer)
-        retryTimer = arm(after: retryDelay) { _, _, _, userdata in
-            let backend = PulseBackend.from(userdata)
-            backend.retryTimer.map { backend.api.pointee.time_free($0) }
-            backend.retryTimer = nil
-            backend.connect()
+        retryTimer = loop.timer(after: retryDelay) { [unowned self] in
+            self.retryTimer = nil
+            self.connect()
         }
         retryDelay = min(retryDelay * 2, Self.maxRetryDelay)
     }
@@ -225,12 +201,8 @@ final class PulseBackend: @unchecked Sendable {
         outstanding = 0
         isConnected = false
         connectedServer = nil
-        guard let ctx = context else { return }
+        context?.release()
         context = nil
-        pa_context_set_state_callback(ctx, nil, nil)
-        pa_context_set_subscribe_callback(ctx, nil, nil)
-        pa_context_disconnect(ctx)
-        pa_context_unref(ctx)
     }
 
     // MARK: Events and queries (main loop)
@@ -247,17 +219,15 @@ final class PulseBackend: @unchecked Sendable {
         if querying {
             dirty = true
         } else if settleTimer == nil {
-            settleTimer = arm(after: Self.settleDelay) { _, _, _, userdata in
-                let backend = PulseBackend.from(userdata)
-                backend.settleTimer.map { backend.api.pointee.time_free($0) }
-                backend.settleTimer = nil
-                backend.startQuery()
+            settleTimer = loop.timer(after: Self.settleDelay) { [unowned self] in
+                self.settleTimer = nil
+                self.startQuery()
             }
         }
     }
 
     private func startQuery() {
-        guard let ctx = context, isConnected, !querying else { return }
+        guard let ctx = context?.pointer, isConnected, !querying else { return }
         querying = true
         dirty = false
         queryFailed = false
@@ -314,7 +284,7 @@ final class PulseBackend: @unchecked Sendable {
         if queryFailed {
             // The context is probably going away; its state callback follows. If it is not,
             // ask again.
-            if let ctx = context, pa_context_get_state(ctx) == PA_CONTEXT_READY { requestRefresh() }
+            if context?.state == .ready { requestRefresh() }
             return
         }
         if dirty && deferrals < 5 {
@@ -331,20 +301,9 @@ final class PulseBackend: @unchecked Sendable {
 
     // MARK: Helpers
 
-    private func arm(after seconds: Double, _ callback: pa_time_event_cb_t) -> OpaquePointer? {
-        var tv = timeval()
-        pa_gettimeofday(&tv)
-        pa_timeval_add(&tv, pa_usec_t(max(0, seconds) * 1_000_000))
-        return api.pointee.time_new(api, &tv, callback, userdata)
-    }
-
-    private func disarm(_ timer: inout OpaquePointer?) {
-        if let event = timer { api.pointee.time_free(event) }
+    private func disarm(_ timer: inout PulseTimer?) {
+        timer?.cancel()
         timer = nil
-    }
-
-    private static func reason(_ ctx: OpaquePointer) -> String {
-        pa_strerror(pa_context_errno(ctx)).map { String(cString: $0) } ?? "unknown error"
     }
 
     private static func format(_ seconds: Double) -> String {

@@ -29,10 +29,7 @@ final class CommandThread: Sendable {
         let storage = self.storage
         let body: @Sendable () -> Void = {
             storage.threadID.store(UInt(pthread_self()), ordering: .releasing)
-            // On Linux the nice value is the thread's own: `who` 0 is the calling thread.
-            errno = 0
-            let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-            if errno == 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice + 5) }
+            lowerCurrentThreadPriority(by: 5)
             while true {
                 storage.available.wait()
                 guard let job = storage.jobs.withLock({ $0.removeFirst() }) else { return }

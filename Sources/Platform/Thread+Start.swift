@@ -51,3 +51,17 @@ package func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         preconditionFailure(error.description)
     }
 }
+
+/// Lowers the calling thread's CPU priority: its nice value goes `steps` above what it was
+/// (at most 19), so that when it competes for a core with the process's other threads (the
+/// bus thread above all) they are scheduled first; it still runs whenever a core is free.
+/// On Linux the nice value is the thread's own (`who` 0 of `PRIO_PROCESS` is the calling
+/// thread), and threads it starts inherit it. It cannot be raised back without privileges:
+/// only for threads of one purpose, never for pooled ones. Nothing happens if the system
+/// refuses.
+package func lowerCurrentThreadPriority(by steps: Int32) {
+    errno = 0
+    let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    guard errno == 0 else { return }
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, nice + steps))
+}

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Earshot
-import Dispatch
 import FoundationEssentials
 import Glibc
 import AudioEngine
@@ -41,21 +40,24 @@ struct Sound: AsyncParsableCommand {
         let identity = Sound.identity
         let given = CommandLineFile(sound, command: "sound")
         let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        // A theme sound plays from the sound server's sample cache where a server answers:
+        // the engine (its stream and threads) is not made at all.
+        if !isFile, device == nil {
+            do {
+                if try await Sound.playCached(sound, theme: theme) { return }
+            } catch {
+                fail("earshot sound: \(error)")
+            }
+        }
         let systemSound: SystemSound
         do {
-            // A theme sound plays from the sound server's sample cache where a server
-            // answers: the engine (its stream and threads) is not made at all.
-            if !isFile, device == nil, let cached = try SystemSound(cachedNamed: sound, theme: SoundTheme(name: theme), identity: identity) {
-                systemSound = cached
-            } else {
-                if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
-                AudioEngine.systemSounds.streamIdentity = identity
-                // Open the device (connecting to the sound server) while the sound decodes.
-                startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
-                systemSound = isFile
-                    ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
-                    : try SystemSound(named: sound, theme: SoundTheme(name: theme))
-            }
+            if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
+            AudioEngine.systemSounds.streamIdentity = identity
+            // Open the device (connecting to the sound server) while the sound decodes.
+            startThread(name: "earshot-open") { try? AudioEngine.systemSounds.openDevice() }
+            systemSound = isFile
+                ? try SystemSound(contentsOf: URL(fileURLWithPath: given.path))
+                : try SystemSound(named: sound, theme: SoundTheme(name: theme))
         } catch {
             fail("earshot sound: \(error)")
         }
@@ -72,26 +74,31 @@ struct Sound: AsyncParsableCommand {
 }
 
 extension Sound {
+    /// Plays the theme sound `name` from the sound server's sample cache, waits for its end
+    /// and says so; false (having played nothing) when the cache cannot play it (no server
+    /// answers, or the sound is not found). The one path of a cached play, for ``run()`` and
+    /// ``playCachedBeforeParsing(_:)``.
+    static func playCached(_ name: String, theme: String) async throws -> Bool {
+        guard let found = try SystemSound(cachedNamed: name, theme: SoundTheme(name: theme), identity: identity) else { return false }
+        let done = QuitSignal()
+        try found.play { done.fire() }
+        await done.wait()
+        say("played \(name) (\(found.path), \(found.duration.fixed(2)) s)")
+        return true
+    }
+
     /// `earshot sound NAME` and nothing else, for a theme sound the server's sample cache can
     /// play: played before the command line is parsed (ArgumentParser's parse of the command
     /// tree, reflection and its protocol-conformance scans of the static binary, took about
     /// 2 ms of the command's start). Returns the exit status, or nil for every other command
     /// line and every sound the cache cannot play: ArgumentParser then runs as always.
-    static func playCachedBeforeParsing(_ arguments: [String]) -> Int32? {
+    static func playCachedBeforeParsing(_ arguments: [String]) async -> Int32? {
         guard arguments.count == 3, arguments[1] == "sound" else { return nil }
         let name = arguments[2]
         // Options, paths and names that are files go the parsed way (`run()`).
         guard !name.hasPrefix("-"), !name.contains("/"), !FileManager.default.fileExists(atPath: name),
               CommandLineFile(name, command: "sound").path == name else { return nil }
-        guard let found = try? SystemSound(cachedNamed: name, theme: SoundTheme(name: "freedesktop"), identity: Sound.identity) else { return nil }
-        let done = DispatchSemaphore(value: 0)
-        do {
-            try found.play { done.signal() }
-        } catch {
-            return nil
-        }
-        done.wait()
-        say("played \(name) (\(found.path), \(found.duration.fixed(2)) s)")
+        guard (try? await playCached(name, theme: "freedesktop")) == true else { return nil }
         return 0
     }
 }
@@ -99,7 +106,7 @@ extension Sound {
 extension EarshotCommand {
     /// The entry point: ArgumentParser's, after ``Sound/playCachedBeforeParsing(_:)``.
     static func main() async {
-        if let status = Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
+        if let status = await Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
         await main(nil)
     }
 }

@@ -73,12 +73,18 @@ struct SessionBusThreadTests {
     /// and sends during a burst (profiled: its longest item was the arbiter's own GetAll; the
     /// MPRIS flush, 0.23 ms of CPU each in a debug build, now runs off it); what is left is
     /// the CPU it shares on 2 cores with the command thread, the engine's reader, the bus
-    /// daemon and the test itself: a slow call was preempted mid-handler or woke late, never
-    /// queued behind other work. Ratios over 19 runs on a loaded 2-core machine (load 6–9,
-    /// other builds running): median 2.2, highest 3.5 (4.9 measured once before). The
-    /// assertion is 6×, which that holds with margin, and it still fails on a bus thread that
-    /// waits on disk. The ratio is printed.
-    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 6× its idle p99 (target 3×); each burst takes effect in order")
+    /// daemon and the test itself. The host's CPU over the four rounds (per-thread, from
+    /// /proc): command thread 320 ms, bus thread 170 ms, reader 130 ms, libpulse's output
+    /// thread 40 ms. The command thread runs 5 nice steps below the bus thread, and so now
+    /// does the reader, whose decoding of each new item (and of its successor) used to
+    /// compete with the bus thread at its own priority. Ratios over 18
+    /// interleaved runs on a loaded 2-core machine (load 1.7–10, other builds running), the
+    /// same test process driving a player built before and after the reader was lowered:
+    /// before, median 1.67, highest 4.16 (1 of 18 above 3×); after, median 1.38, highest
+    /// 2.67. The ratio is printed.
+    static let limit = 3.0
+
+    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 3× its idle p99; each burst takes effect in order")
     func nextBurstDoesNotStallTheArbiter() async throws {
         let world = try await SessionWorld()
         let (burst, rounds) = (SessionBusThreadTests.burst, SessionBusThreadTests.rounds)
@@ -150,7 +156,7 @@ struct SessionBusThreadTests {
                             busyP99 / idleP99, "\(burstTimes)")
         sessionReport(report)
         print(report)
-        #expect(busyP99 <= 6 * idleP99, "\(report)")
+        #expect(busyP99 <= SessionBusThreadTests.limit * idleP99, "\(report)")
         #expect(host.process.isRunning, "\(host.lines) \(host.process.stderr)")
     }
 }

@@ -82,7 +82,8 @@ struct SoundServerPlayTests {
 
     /// A theme sound goes to the server's sample cache once: a second `earshot sound` of the
     /// same name, another process, finds it there and plays it without uploading (the
-    /// sample still carries the first process's id).
+    /// sample still carries the first process's id); a third, given an option (so its
+    /// command line is parsed before it plays), plays it the same way.
     @Test("earshot sound NAME: a second process plays the sample the first one cached, without uploading")
     func soundCachedAcrossProcesses() async throws {
         let world = try await SessionWorld()
@@ -107,8 +108,13 @@ struct SoundServerPlayTests {
         #expect(second.status == 0 && second.stdout.contains("played \(name) (\(folder)/\(name).wav, 0.30 s)"), "\(second.stdout) \(second.stderr)")
         // Uploaded again, the sample would carry the second process's id.
         #expect(try sample() == uploaded)
-        // Neither opened a stream of the engine's: no "audio output" line.
-        #expect(!first.stderr.contains("audio output") && !second.stderr.contains("audio output"), "\(first.stderr) \(second.stderr)")
+        // With an option the command line is parsed first (`run()`), and the play takes the
+        // same cached path.
+        let parsed = try await run(Paths.earshot, ["sound", "--theme", "freedesktop", name], environment: environment, timeout: 10)
+        #expect(parsed.status == 0 && parsed.stdout.contains("played \(name) (\(folder)/\(name).wav, 0.30 s)"), "\(parsed.stdout) \(parsed.stderr)")
+        #expect(try sample() == uploaded)
+        // None opened a stream of the engine's: no "audio output" line.
+        #expect(![first, second, parsed].contains { $0.stderr.contains("audio output") }, "\(first.stderr) \(second.stderr) \(parsed.stderr)")
     }
 
     /// `--device` is the engine's configuration (`AudioEngine.configureShared`), not an

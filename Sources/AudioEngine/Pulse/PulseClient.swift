@@ -1,17 +1,16 @@
 internal import CPulse
+internal import PulseSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What ``PulseInput`` and ``PulseOutput`` share of their libpulse set-up: the error text of
-/// a context, the proplists they give the server, the question of the server's name, and
-/// letting go of a context and its threaded mainloop. Each keeps its own stream callbacks.
+/// What the engine's libpulse clients share beyond PulseSupport's mainloop and context: the
+/// proplists they give the server (from the engine's stream identity), and, for
+/// ``PulseOutput``, which holds raw libpulse pointers, PulseSupport's error text and server
+/// name for those, and letting go of a context and its threaded mainloop.
 enum PulseClient {
     /// libpulse's text for the context's last error.
-    static func error(_ context: OpaquePointer?) -> String {
-        guard let context else { return "unknown error" }
-        return pa_strerror(pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
-    }
+    static func error(_ context: OpaquePointer?) -> String { PulseContext.errorText(of: context) }
 
     /// The proplist for a context (`mediaName` nil: the application's keys) or a stream (the
     /// application's keys, which a stream's own list wins over, plus its role and `mediaName`).
@@ -38,31 +37,7 @@ enum PulseClient {
     /// when it does not answer before `timedOut` says so or the context fails. With the
     /// mainloop's lock held, once the context is ready (the wait releases the lock).
     static func serverName(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> String? {
-        /// The answer, written by the callback under the mainloop's lock, read after it.
-        final class Query {
-            let mainloop: OpaquePointer
-            var answer: String?
-            init(mainloop: OpaquePointer) { self.mainloop = mainloop }
-        }
-        let query = Query(mainloop: mainloop)
-        let userdata = Unmanaged.passUnretained(query).toOpaque()
-        guard let operation = pa_context_get_server_info(context, { _, info, userdata in
-            guard let userdata else { return }
-            let query = Unmanaged<Query>.fromOpaque(userdata).takeUnretainedValue()
-            if let info = info?.pointee {
-                let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
-                let version = info.server_version.map { String(cString: $0) } ?? "?"
-                query.answer = "\(name) \(version)"
-            }
-            pa_threaded_mainloop_signal(query.mainloop, 0)
-        }, userdata) else { return nil }
-        while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !timedOut(), pa_context_get_state(context) == PA_CONTEXT_READY {
-            pa_threaded_mainloop_wait(mainloop)
-        }
-        // Not answered: the callback must not run later, on a query gone by then.
-        if pa_operation_get_state(operation) == PA_OPERATION_RUNNING { pa_operation_cancel(operation) }
-        pa_operation_unref(operation)
-        return withExtendedLifetime(query) { query.answer }
+        PulseContext.serverName(context, mainloop: mainloop, timedOut: timedOut)
     }
 
     /// With the mainloop's lock held, after the stream (if any) was released: disconnects and

@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -22,7 +23,6 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         let buffer: CaptureBuffer
         let scratch: UnsafeMutablePointer<Float>
         let scratchFrames = 1024
-        let timedOut = Atomic<Bool>(false)
         /// Whether libpulse's timing describes the stream as it runs now: false from an
         /// uncork until the answer to a timing request sent after it. Before that,
         /// `pa_stream_get_latency` interpolates from a snapshot taken while the stream was
@@ -48,8 +48,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         }
     }
 
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
+    private let mainloop: PulseMainloop
+    private let context: PulseContext
     private let stream: OpaquePointer
     private let callbacks: Context
     private let closed = Atomic<Bool>(false)
@@ -67,69 +67,48 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
          fragmentFrames: Int, connectTimeout: Double = 3, corked: Bool = false,
          onLost: (@Sendable (String) -> Void)? = nil) throws(AudioEngineError) {
         let place = device ?? "default source"
-        guard let mainloop = pa_threaded_mainloop_new() else { throw .deviceUnavailable(device: place, reason: "pa_threaded_mainloop_new failed") }
-        let callbacks = Context(mainloop: mainloop, buffer: buffer, onLost: onLost)
+        // Named before it starts: libpulse names the thread that calls it once the loop runs.
+        guard let mainloop = PulseMainloop(name: "earshot-capture") else { throw .deviceUnavailable(device: place, reason: "pa_threaded_mainloop_new failed") }
+        let callbacks = Context(mainloop: mainloop.pointer, buffer: buffer, onLost: onLost)
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
-        let api = pa_threaded_mainloop_get_api(mainloop)
         let contextProperties = PulseClient.properties(identity, mediaName: nil)
         defer { pa_proplist_free(contextProperties) }
-        guard let context = pa_context_new_with_proplist(api, identity.applicationName, contextProperties) else {
-            pa_threaded_mainloop_free(mainloop)
+        guard let context = PulseContext(on: mainloop, name: identity.applicationName, properties: contextProperties) else {
+            mainloop.stop()
             throw .deviceUnavailable(device: place, reason: "pa_context_new failed")
         }
-        pa_context_set_state_callback(context, { context, userdata in
-            guard let userdata else { return }
-            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
-            let state = pa_context_get_state(context)
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED, callbacks.running.exchange(false, ordering: .acquiringAndReleasing) {
-                callbacks.lose("the sound server went away (\(PulseClient.error(context)))")
+        context.onStateChange { [callbacks] state in
+            if state.isOver, callbacks.running.exchange(false, ordering: .acquiringAndReleasing) {
+                callbacks.lose("the sound server went away (\(context.lastError))")
             }
-            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
-        }, userdata)
-        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        // Named before it starts: libpulse names the thread that calls it once the loop runs.
-        pa_threaded_mainloop_set_name(mainloop, "earshot-capture")
-        guard connected >= 0, pa_threaded_mainloop_start(mainloop) >= 0 else {
-            let reason = PulseClient.error(context)
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        }
+        guard context.connect(server: address), mainloop.start() else {
+            let reason = context.lastError
+            context.release()
+            mainloop.stop()
             throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(reason)")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in
-            guard let userdata else { return }
-            let callbacks = Unmanaged<Context>.fromOpaque(userdata).takeUnretainedValue()
-            callbacks.timedOut.store(true, ordering: .releasing)
-            pa_threaded_mainloop_signal(callbacks.mainloop, 0)
-        }, userdata)
-        func cancelTimer() { if let timer { api?.pointee.time_free?(timer) } }
+        mainloop.lock()
+        let deadline = context.deadline(after: connectTimeout)
         func fail(_ stream: OpaquePointer?, _ device: String, _ reason: String) -> AudioEngineError {
-            cancelTimer()
+            deadline.cancel()
             PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
             return .deviceUnavailable(device: device, reason: reason)
         }
-        while true {
-            let state = pa_context_get_state(context)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                throw fail(nil, "sound server", "no server answered: \(PulseClient.error(context))")
-            }
-            if callbacks.timedOut.load(ordering: .acquiring) {
-                throw fail(nil, "sound server", "the server did not answer within \(connectTimeout) s")
-            }
-            pa_threaded_mainloop_wait(mainloop)
+        switch context.waitUntilReady(deadline) {
+        case .ready: break
+        case .failed(let reason): throw fail(nil, "sound server", "no server answered: \(reason)")
+        case .timedOut: throw fail(nil, "sound server", "the server did not answer within \(connectTimeout) s")
         }
-        let serverName = PulseClient.serverName(context, mainloop: mainloop) { callbacks.timedOut.load(ordering: .acquiring) }
-            ?? "unknown server"
+        let serverName = context.serverName(within: deadline) ?? "unknown server"
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(buffer.sampleRate), channels: UInt8(buffer.channels))
         var map = pa_channel_map()
         pa_channel_map_init_extend(&map, UInt32(buffer.channels), PA_CHANNEL_MAP_DEFAULT)
         let streamProperties = PulseClient.properties(identity, mediaName: identity.mediaName ?? "Recording")
         defer { pa_proplist_free(streamProperties) }
-        guard let stream = pa_stream_new_with_proplist(context, identity.mediaName ?? "Recording", &spec, &map, streamProperties) else {
-            throw fail(nil, place, PulseClient.error(context))
+        guard let stream = pa_stream_new_with_proplist(context.pointer, identity.mediaName ?? "Recording", &spec, &map, streamProperties) else {
+            throw fail(nil, place, context.lastError)
         }
         pa_stream_set_state_callback(stream, { stream, userdata in
             guard let userdata, let stream else { return }
@@ -139,7 +118,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
                 // The stream fails with its context when the server goes away: that is a loss.
                 let context = pa_stream_get_context(stream)
                 if context.map({ pa_context_get_state($0) != PA_CONTEXT_READY }) ?? true {
-                    callbacks.lose("the sound server went away (\(PulseClient.error(context)))")
+                    callbacks.lose("the sound server went away (\(PulseContext.errorText(of: context)))")
                 } else {
                     callbacks.buffer.fail("the sound server ended the record stream")
                 }
@@ -161,21 +140,20 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
                                       | PA_STREAM_ADJUST_LATENCY.rawValue | (corked ? PA_STREAM_START_CORKED.rawValue : 0))
         let connectedStream = device.map { pa_stream_connect_record(stream, $0, &attributes, flags) }
             ?? pa_stream_connect_record(stream, nil, &attributes, flags)
-        guard connectedStream >= 0 else { throw fail(stream, place, PulseClient.error(context)) }
+        guard connectedStream >= 0 else { throw fail(stream, place, context.lastError) }
         while true {
             let state = pa_stream_get_state(stream)
             if state == PA_STREAM_READY { break }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || callbacks.timedOut.load(ordering: .acquiring) {
-                let reason = callbacks.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
-                    : PulseClient.error(context)
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || deadline.passed {
+                let reason = deadline.passed ? "the server did not answer within \(connectTimeout) s" : context.lastError
                 throw fail(stream, place, reason)
             }
-            pa_threaded_mainloop_wait(mainloop)
+            mainloop.wait()
         }
-        cancelTimer()
+        deadline.cancel()
         callbacks.running.store(true, ordering: .releasing)
         let sourceName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? place
-        pa_threaded_mainloop_unlock(mainloop)
+        mainloop.unlock()
 
         self.mainloop = mainloop
         self.context = context
@@ -194,7 +172,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     /// Starts delivering, if the stream was opened corked. Any thread but libpulse's.
     func resume() {
         guard corked.exchange(false, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else { return }
-        pa_threaded_mainloop_lock(mainloop)
+        mainloop.lock()
         callbacks.timingFresh.store(false, ordering: .releasing)
         if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         // The server answers in order: this timing is taken after the uncork.
@@ -205,7 +183,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         }, userdata) {
             pa_operation_unref(operation)
         }
-        pa_threaded_mainloop_unlock(mainloop)
+        mainloop.unlock()
     }
 
     /// The capture callback (libpulse's thread, the mainloop's lock held).
@@ -237,13 +215,13 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         callbacks.running.store(false, ordering: .releasing)
-        pa_threaded_mainloop_lock(mainloop)
+        mainloop.lock()
         PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
     }
 
     /// With the lock held: releases the stream and context, unlocks, stops libpulse's thread
     /// and frees the mainloop.
-    private static func teardown(mainloop: OpaquePointer, context: OpaquePointer, stream: OpaquePointer?) {
+    private static func teardown(mainloop: PulseMainloop, context: PulseContext, stream: OpaquePointer?) {
         if let stream {
             pa_stream_set_state_callback(stream, nil, nil)
             pa_stream_set_read_callback(stream, nil, nil)
@@ -251,6 +229,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
-        PulseClient.release(context: context, mainloop: mainloop)
+        context.release()
+        mainloop.unlock()
+        mainloop.stop()
     }
 }

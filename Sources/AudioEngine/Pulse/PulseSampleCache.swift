@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Platform
 import Synchronization
 #if canImport(Glibc)
@@ -72,9 +73,11 @@ public final class PulseSampleCache: @unchecked Sendable {
     public var server: String { serverName.withLock { $0 } }
     private let serverName = Mutex<String>("unknown server")
 
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
-    private let api: UnsafeMutablePointer<pa_mainloop_api>
+    private let loop: PulseMainloop
+    private let connection: PulseContext
+    /// The `pa_threaded_mainloop` and `pa_context` of ``loop`` and ``connection``.
+    private var mainloop: OpaquePointer { loop.pointer }
+    private var context: OpaquePointer { connection.pointer }
     private let isAlive = Atomic<Bool>(true)
     private let uploadCount = Atomic<Int>(0)
     /// Plays not yet ended, by event id; under the mainloop's lock.
@@ -109,56 +112,48 @@ public final class PulseSampleCache: @unchecked Sendable {
 
     /// Connects to `address` (nil: libpulse's default) and subscribes to sink-input events.
     private init(server address: String?, identity: AudioEngine.StreamIdentity) throws(CacheError) {
-        guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
-        let api = pa_threaded_mainloop_get_api(mainloop)!
+        guard let loop = PulseMainloop(name: "earshot-scache") else { throw .noServer("pa_threaded_mainloop_new failed") }
         let properties = PulseClient.properties(identity, mediaName: nil)
         defer { pa_proplist_free(properties) }
-        guard let context = pa_context_new_with_proplist(api, identity.applicationName, properties) else {
-            pa_threaded_mainloop_free(mainloop)
+        guard let connection = PulseContext(on: loop, name: identity.applicationName, properties: properties) else {
+            loop.stop()
             throw .noServer("pa_context_new failed")
         }
-        self.mainloop = mainloop
-        self.context = context
-        self.api = api
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_context_set_state_callback(context, { context, userdata in
-            PulseSampleCache.from(userdata).contextStateChanged()
-        }, me)
-        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        guard connected >= 0 else {
-            let reason = PulseClient.error(context)
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        self.loop = loop
+        self.connection = connection
+        connection.onStateChange { [weak self] _ in self?.contextStateChanged() }
+        guard connection.connect(server: address) else {
+            let reason = connection.lastError
+            connection.release()
+            loop.stop()
             throw .noServer(reason)
         }
-        pa_threaded_mainloop_set_name(mainloop, "earshot-scache")
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        guard loop.start() else {
+            connection.release()
+            loop.stop()
             throw .noServer("cannot start libpulse's thread")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        let ready = waitLocked { pa_context_get_state(context) != PA_CONTEXT_CONNECTING
-            && pa_context_get_state(context) != PA_CONTEXT_AUTHORIZING && pa_context_get_state(context) != PA_CONTEXT_SETTING_NAME
-            && pa_context_get_state(context) != PA_CONTEXT_UNCONNECTED }
-        guard ready, pa_context_get_state(context) == PA_CONTEXT_READY else {
-            let reason = ready ? PulseClient.error(context) : "the server did not answer within \(Self.timeout) s"
+        loop.lock()
+        let deadline = connection.deadline(after: Self.timeout)
+        let readiness = connection.waitUntilReady(deadline)
+        deadline.cancel()
+        guard readiness == .ready else {
+            let reason = if case .failed(let reason) = readiness { reason } else { "the server did not answer within \(Self.timeout) s" }
             isAlive.store(false, ordering: .releasing)
-            PulseClient.release(context: context, mainloop: mainloop)
+            connection.release()
+            loop.unlock()
+            loop.stop()
             throw .noServer(reason)
         }
+        let me = Unmanaged.passUnretained(self).toOpaque()
         pa_context_set_subscribe_callback(context, { _, event, index, userdata in
             PulseSampleCache.from(userdata).serverEvent(event, index: index)
         }, me)
         // Its address, not its name and version: asking those would cost a round trip
         // before the first play (`earshot sound` is timed from its start).
-        let name = pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
+        let name = connection.serverAddress ?? "unknown server"
         serverName.withLock { $0 = name }
-        pa_threaded_mainloop_unlock(mainloop)
+        loop.unlock()
     }
 
     // The connection is kept for the process's life (``connection(server:identity:)``); one
@@ -184,7 +179,7 @@ public final class PulseSampleCache: @unchecked Sendable {
                 query.info = SampleInfo(name: info.name.map { String(cString: $0) } ?? "",
                                         duration: Double(info.duration) / 1e6, sampleRate: Int(info.sample_spec.rate),
                                         channels: Int(info.sample_spec.channels), properties: PulseSampleCache.dictionary(info.proplist))
-            }, userdata) else { throw .failed(sample: name, reason: PulseClient.error(context)) }
+            }, userdata) else { throw .failed(sample: name, reason: connection.lastError) }
             return finish(operation)
         }
         guard result else { throw .failed(sample: name, reason: "the server did not answer within \(Self.timeout) s") }
@@ -211,31 +206,31 @@ public final class PulseSampleCache: @unchecked Sendable {
             let list = PulseSampleCache.proplist(properties)
             defer { pa_proplist_free(list) }
             guard let stream = pa_stream_new_with_proplist(context, name, &spec, &map, list) else {
-                throw .failed(sample: name, reason: PulseClient.error(context))
+                throw .failed(sample: name, reason: connection.lastError)
             }
             defer {
                 pa_stream_set_state_callback(stream, nil, nil)
                 pa_stream_unref(stream)
             }
             pa_stream_set_state_callback(stream, { _, userdata in
-                pa_threaded_mainloop_signal(PulseSampleCache.from(userdata).mainloop, 0)
+                PulseSampleCache.from(userdata).loop.signal()
             }, Unmanaged.passUnretained(self).toOpaque())
-            guard pa_stream_connect_upload(stream, bytes) >= 0 else { throw .failed(sample: name, reason: PulseClient.error(context)) }
+            guard pa_stream_connect_upload(stream, bytes) >= 0 else { throw .failed(sample: name, reason: connection.lastError) }
             let connected = waitLocked { pa_stream_get_state(stream) != PA_STREAM_CREATING }
             guard connected, pa_stream_get_state(stream) == PA_STREAM_READY else {
                 pa_stream_disconnect(stream)
-                throw .failed(sample: name, reason: connected ? PulseClient.error(context) : "the server did not answer")
+                throw .failed(sample: name, reason: connected ? connection.lastError : "the server did not answer")
             }
             let written = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, bytes, nil, 0, PA_SEEK_RELATIVE) }
             guard written >= 0, pa_stream_finish_upload(stream) >= 0 else {
-                let reason = PulseClient.error(context)
+                let reason = connection.lastError
                 pa_stream_disconnect(stream)
                 throw .failed(sample: name, reason: reason)
             }
             // A finished upload ends the stream: TERMINATED is success, FAILED is not.
             let done = waitLocked { pa_stream_get_state(stream) == PA_STREAM_TERMINATED || pa_stream_get_state(stream) == PA_STREAM_FAILED }
             guard done, pa_stream_get_state(stream) == PA_STREAM_TERMINATED else {
-                throw .failed(sample: name, reason: done ? PulseClient.error(context) : "the server did not answer")
+                throw .failed(sample: name, reason: done ? connection.lastError : "the server did not answer")
             }
         }
         uploadCount.add(1, ordering: .relaxed)
@@ -272,7 +267,7 @@ public final class PulseSampleCache: @unchecked Sendable {
             }, userdata) else {
                 Unmanaged<Reply>.fromOpaque(userdata).release()
                 if first { subscribe(false) }
-                throw .failed(sample: sample, reason: PulseClient.error(context))
+                throw .failed(sample: sample, reason: connection.lastError)
             }
             pa_operation_unref(operation)
             plays[eventID] = record
@@ -284,8 +279,8 @@ public final class PulseSampleCache: @unchecked Sendable {
     /// happens for a play that already ended.
     public func stop(_ play: Play) {
         guard isAlive.load(ordering: .acquiring) else { return }
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        loop.lock()
+        defer { loop.unlock() }
         guard let record = plays.removeValue(forKey: play.eventID) else { return }
         if plays.isEmpty { subscribe(false) }
         record.completion = nil
@@ -306,7 +301,7 @@ public final class PulseSampleCache: @unchecked Sendable {
             return
         }
         guard index != Self.invalidIndex else {
-            complete(record, .failed(PulseClient.error(context)))
+            complete(record, .failed(connection.lastError))
             return
         }
         learned(index, of: record)
@@ -381,16 +376,8 @@ public final class PulseSampleCache: @unchecked Sendable {
     /// Completes `record` once its sink's latency has passed (a timer that is due then).
     private func afterLatency(_ record: PlayRecord) {
         guard record.latency > 0 else { return complete(record, .finished) }
-        let userdata = Unmanaged.passRetained(Reply(cache: self, record: record)).toOpaque()
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + record.latency, { api, event, _, userdata in
-            let reply = Unmanaged<Reply>.fromOpaque(userdata!).takeRetainedValue()
-            api?.pointee.time_free?(event)
-            reply.cache.complete(reply.record, .finished)
-        }, userdata)
-        if timer == nil {
-            Unmanaged<Reply>.fromOpaque(userdata).release()
-            complete(record, .finished)
-        }
+        let timer = connection.timer(after: Double(record.latency) / 1e6) { [self] in complete(record, .finished) }
+        if !timer.isPending { complete(record, .finished) }
     }
 
     private func complete(_ record: PlayRecord, _ end: PlayEnd) {
@@ -411,14 +398,13 @@ public final class PulseSampleCache: @unchecked Sendable {
         }
     }
 
+    /// The context's state changed (its waiters are woken after this).
     private func contextStateChanged() {
-        let state = pa_context_get_state(context)
-        if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+        if connection.state.isOver {
             isAlive.store(false, ordering: .releasing)
-            let reason = "the connection to the server ended: \(PulseClient.error(context))"
+            let reason = "the connection to the server ended: \(connection.lastError)"
             for record in Array(plays.values) { complete(record, .failed(reason)) }
         }
-        pa_threaded_mainloop_signal(mainloop, 0)
     }
 
     /// Asks for sink-input events (`on`) or for none; with the lock held.
@@ -436,10 +422,10 @@ public final class PulseSampleCache: @unchecked Sendable {
     /// Runs `body` with the lock held; throws when the connection is gone.
     private func locked<T>(_ sample: String, _ body: () throws(CacheError) -> T) throws(CacheError) -> T {
         guard isAlive.load(ordering: .acquiring) else { throw .failed(sample: sample, reason: "the connection to the server ended") }
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        loop.lock()
+        defer { loop.unlock() }
         guard pa_context_get_state(context) == PA_CONTEXT_READY else {
-            throw .failed(sample: sample, reason: "the connection to the server ended: \(PulseClient.error(context))")
+            throw .failed(sample: sample, reason: "the connection to the server ended: \(connection.lastError)")
         }
         return try body()
     }
@@ -449,7 +435,7 @@ public final class PulseSampleCache: @unchecked Sendable {
     private func finish(_ operation: OpaquePointer) -> Bool {
         defer { pa_operation_unref(operation) }
         pa_operation_set_state_callback(operation, { _, userdata in
-            pa_threaded_mainloop_signal(PulseSampleCache.from(userdata).mainloop, 0)
+            PulseSampleCache.from(userdata).loop.signal()
         }, Unmanaged.passUnretained(self).toOpaque())
         let done = waitLocked { pa_operation_get_state(operation) != PA_OPERATION_RUNNING }
         if !done { pa_operation_cancel(operation) }
@@ -461,25 +447,14 @@ public final class PulseSampleCache: @unchecked Sendable {
     /// ``timeout`` passes (false). The mainloop signals on every state change; a timer ends
     /// the wait of a server that never answers.
     private func waitLocked(_ condition: () -> Bool) -> Bool {
-        final class Deadline: @unchecked Sendable {  // set by the timer's callback, under the lock
-            let mainloop: OpaquePointer
-            var passed = false
-            init(_ mainloop: OpaquePointer) { self.mainloop = mainloop }
-        }
         if condition() { return true }
-        let deadline = Deadline(mainloop)
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(Self.timeout * 1e6), { _, _, _, userdata in
-            let deadline = Unmanaged<Deadline>.fromOpaque(userdata!).takeUnretainedValue()
-            deadline.passed = true
-            pa_threaded_mainloop_signal(deadline.mainloop, 0)
-        }, Unmanaged.passUnretained(deadline).toOpaque())
-        defer { if let timer { api.pointee.time_free?(timer) } }
+        let deadline = connection.deadline(after: Self.timeout)
+        defer { deadline.cancel() }
         while !condition() {
-            let state = pa_context_get_state(context)
-            if deadline.passed || state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED { return withExtendedLifetime(deadline) { condition() } }
-            pa_threaded_mainloop_wait(mainloop)
+            if deadline.passed || connection.state.isOver { return condition() }
+            loop.wait()
         }
-        return withExtendedLifetime(deadline) { true }
+        return true
     }
 
     // MARK: - Helpers

@@ -1,4 +1,5 @@
 internal import CPulse
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +35,13 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         /// (or, when the server itself went away and `onLost` is set, calls it instead, once).
         let running = Atomic<Bool>(false)
         let onLost: (@Sendable (String) -> Void)?
+        /// On pipewire-pulse, whose timing moves in graph cycles: the capture position from
+        /// its snapshots fitted across cycles (``GraphCycleClock``), as the output's play
+        /// position is, instead of libpulse's interpolation (which wandered −1 … −2 ms/s).
+        /// Nil elsewhere. With `lastSnapshot` and `timingRequest`, used under the lock only.
+        var graphClock: GraphCycleClock?
+        var lastSnapshot: Int64 = 0
+        var timingRequest: OpaquePointer?
         init(mainloop: OpaquePointer, buffer: CaptureBuffer, onLost: (@Sendable (String) -> Void)?) {
             self.mainloop = mainloop
             self.buffer = buffer
@@ -173,6 +181,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             pa_threaded_mainloop_wait(mainloop)
         }
         cancelTimer()
+        if serverName.contains("PipeWire") { callbacks.graphClock = GraphCycleClock(rate: buffer.sampleRate) }
         callbacks.running.store(true, ordering: .releasing)
         let sourceName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? place
         pa_threaded_mainloop_unlock(mainloop)
@@ -196,6 +205,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         guard corked.exchange(false, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else { return }
         pa_threaded_mainloop_lock(mainloop)
         callbacks.timingFresh.store(false, ordering: .releasing)
+        // Snapshots of the corked stream say nothing of the running one.
+        callbacks.graphClock?.reset()
         if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         // The server answers in order: this timing is taken after the uncork.
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
@@ -218,7 +229,9 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             // (and the monitor posted) is heard only that much later.
             var usec: pa_usec_t = 0
             var negative: Int32 = 0
-            let age: Double? = callbacks.timingFresh.load(ordering: .acquiring) && pa_stream_get_latency(stream, &usec, &negative) >= 0
+            let fresh = callbacks.timingFresh.load(ordering: .acquiring)
+            let age: Double? = callbacks.graphClock != nil ? (fresh ? graphAge(stream, callbacks) : nil)
+                : fresh && pa_stream_get_latency(stream, &usec, &negative) >= 0
                 ? (negative != 0 ? -Double(usec) / 1e6 : Double(usec) / 1e6) : nil
             var data: UnsafeRawPointer?
             var bytes = 0
@@ -233,11 +246,38 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         }
     }
 
+    /// The capture callback on pipewire-pulse: takes the latest snapshot into the clock, asks
+    /// for the next one (one at a time: about one a fragment), and returns the age of the
+    /// oldest unread frame by the clock; nil before the clock has a snapshot.
+    private static func graphAge(_ stream: OpaquePointer, _ callbacks: Context) -> Double? {
+        guard var clock = callbacks.graphClock else { return nil }
+        if let request = callbacks.timingRequest, pa_operation_get_state(request) != PA_OPERATION_RUNNING {
+            pa_operation_unref(request)
+            callbacks.timingRequest = nil
+        }
+        if callbacks.timingRequest == nil { callbacks.timingRequest = pa_stream_update_timing_info(stream, nil, nil) }
+        guard let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
+        let frameBytes = Int64(callbacks.buffer.channels * MemoryLayout<Float>.size)
+        let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)
+        if stamp != callbacks.lastSnapshot, timing.write_index_corrupt == 0 {
+            callbacks.lastSnapshot = stamp
+            let time = GraphCycleClock.monotonic(realtimeSeconds: Int(timing.timestamp.tv_sec), microseconds: Int(timing.timestamp.tv_usec))
+            clock.observe(index: Int64(timing.write_index) / frameBytes, at: time)
+            callbacks.graphClock = clock
+        }
+        guard timing.read_index_corrupt == 0, let captured = clock.position(at: MonotonicClock.seconds()) else { return nil }
+        return (captured - Double(Int64(timing.read_index) / frameBytes)) / Double(callbacks.buffer.sampleRate)
+    }
+
     /// Any thread; once.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         callbacks.running.store(false, ordering: .releasing)
         pa_threaded_mainloop_lock(mainloop)
+        if let request = callbacks.timingRequest {
+            pa_operation_unref(request)
+            callbacks.timingRequest = nil
+        }
         PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
     }
 

@@ -437,6 +437,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_operation_unref(operation)
         }
         restarting = true
+        // On pipewire-pulse what still plays is the block the sink took for the next cycle:
+        // one quantum (libpulse's latency right after the flush said 17–22 ms there, and a
+        // pause put the voice that far past what was heard).
+        if let clock = graphClock, clock.isKnown { return Int(clock.quantum) }
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }

@@ -68,6 +68,18 @@ struct GraphCycleClock {
     /// Whether a snapshot has been taken since the last reset.
     var isKnown: Bool { count > 0 }
 
+    /// Snapshots taken since the last reset (at most `capacity`).
+    var snapshotCount: Int { count }
+
+    /// Whether a stream that took its last snapshot request at `lastRequest` (monotonic
+    /// seconds) should ask for another at `now`: at every chance (a write, a fragment) until
+    /// 32 snapshots since the last reset have narrowed the clock, then every 0.1 s. A reply
+    /// wakes libpulse's thread once more: asked at every 16 ms period, the playing process
+    /// woke 175 times a second instead of 85 (pipewire-pulse, `earshot play`).
+    func wantsSnapshot(lastRequest: Double, now: Double) -> Bool {
+        count < 32 || now - lastRequest >= 0.1
+    }
+
     /// Adds a snapshot: the stream's index (frames) as of `time` (monotonic seconds).
     mutating func observe(index: Int64, at time: Double) {
         let offset = Double(index) / rate - time

@@ -42,6 +42,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         var graphClock: GraphCycleClock?
         var lastSnapshot: Int64 = 0
         var timingRequest: OpaquePointer?
+        var lastRequestTime = 0.0
         init(mainloop: OpaquePointer, buffer: CaptureBuffer, onLost: (@Sendable (String) -> Void)?) {
             self.mainloop = mainloop
             self.buffer = buffer
@@ -247,7 +248,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     }
 
     /// The capture callback on pipewire-pulse: takes the latest snapshot into the clock, asks
-    /// for the next one (one at a time: about one a fragment), and returns the age of the
+    /// for the next one (one at a time: one a fragment until the clock has narrowed, then
+    /// every 0.1 s), and returns the age of the
     /// oldest unread frame by the clock; nil before the clock has a snapshot.
     private static func graphAge(_ stream: OpaquePointer, _ callbacks: Context) -> Double? {
         guard var clock = callbacks.graphClock else { return nil }
@@ -255,7 +257,11 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             pa_operation_unref(request)
             callbacks.timingRequest = nil
         }
-        if callbacks.timingRequest == nil { callbacks.timingRequest = pa_stream_update_timing_info(stream, nil, nil) }
+        let now = MonotonicClock.seconds()
+        if callbacks.timingRequest == nil, clock.wantsSnapshot(lastRequest: callbacks.lastRequestTime, now: now) {
+            callbacks.lastRequestTime = now
+            callbacks.timingRequest = pa_stream_update_timing_info(stream, nil, nil)
+        }
         guard let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
         let frameBytes = Int64(callbacks.buffer.channels * MemoryLayout<Float>.size)
         let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)

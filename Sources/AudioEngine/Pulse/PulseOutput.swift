@@ -294,18 +294,22 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var lastSnapshot: Int64 = 0
     /// The timing request in flight, if any: one at a time, one per write at most.
     private var timingRequest: OpaquePointer?
+    private var lastRequestTime = 0.0
 
     /// Under the lock, after a write on pipewire-pulse: asks for a fresh snapshot unless one
-    /// is on its way. libpulse's automatic updates thin out to one in 1.5 s; the clock
-    /// narrows with each snapshot (each is up to a graph cycle stale), so it asks once a
-    /// period, riding on the wakeup the write already cost.
+    /// is on its way (libpulse's automatic updates thin out to one in 1.5 s; the clock
+    /// narrows with each snapshot, each up to a graph cycle stale): once a period until the
+    /// clock has narrowed, then every 0.1 s (``GraphCycleClock/wantsSnapshot(lastRequest:now:)``).
     private func requestTiming() {
-        guard graphClock != nil else { return }
+        guard let clock = graphClock else { return }
         if let request = timingRequest {
             guard pa_operation_get_state(request) != PA_OPERATION_RUNNING else { return }
             pa_operation_unref(request)
             timingRequest = nil
         }
+        let now = MonotonicClock.seconds()
+        guard clock.wantsSnapshot(lastRequest: lastRequestTime, now: now) else { return }
+        lastRequestTime = now
         timingRequest = pa_stream_update_timing_info(stream, nil, nil)
     }
 

@@ -24,9 +24,10 @@ enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
     /// without an underrun; +0.31, +0.46 and −1.02 ms in the others, on a machine loaded by
     /// other builds).
     ///
-    /// pipewire-pulse 0.3.65: the millisecond either way too (measured −0.15 … +0.04 ms in
-    /// 5 takes without an underrun, the device clock moving at most 0.18 ms against the
-    /// monotonic clock over a take). Before, +3.0 … +13.5 ms, then −16.9 … +24.6 ms once the
+    /// pipewire-pulse 0.3.65: the millisecond either way too (measured −0.15 … +0.04 ms,
+    /// median −0.06 ms, in 16 takes without an underrun; the device clock moved at most
+    /// 0.18 ms against the monotonic clock over a take, but for one take in which it moved
+    /// −16 ms with no underrun counted and the tone was still −0.06 ms from its place). Before, +3.0 … +13.5 ms, then −16.9 … +24.6 ms once the
     /// output mixed in libpulse's write callback: pipewire-pulse's timing moves in graph
     /// cycles (the rig's quantum is 256 frames, 5.3 ms: both streams' read and write indices
     /// step by 256, a snapshot falls anywhere in a cycle, and it reports source and sink

@@ -183,10 +183,10 @@ public final class AudioRecorder: Sendable {
     /// Starts recording with the input frame captured when ``deviceCurrentTime`` reaches
     /// `time` (the clock players use for ``AudioPlayer/play(atTime:)``). The start is placed
     /// when that frame is captured, by the device clock then: if the output stalls
-    /// meanwhile (an underrun: its clock waits), the start waits with it. On PulseAudio a
-    /// tone played at `time` is at the file's start within a millisecond (mostly a tenth);
-    /// on PipeWire (pipewire-pulse 0.3.65) a few milliseconds late, as far as its timing
-    /// lets the device clock wander (see the recorder tests).
+    /// meanwhile (an underrun: its clock waits), the start waits with it. A tone played at
+    /// `time` is at the file's start within a millisecond (mostly a tenth), on PulseAudio
+    /// and on PipeWire (pipewire-pulse 0.3.65), recording a sink's monitor (see the
+    /// recorder tests).
     @discardableResult
     public func record(atTime time: TimeInterval) -> Bool { start(at: time, duration: nil) }
 

@@ -24,26 +24,25 @@ enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
     /// without an underrun; +0.31, +0.46 and −1.02 ms in the others, on a machine loaded by
     /// other builds).
     ///
-    /// pipewire-pulse 0.3.65: late, +3.0 … +13.5 ms over about 30 takes without an underrun,
-    /// whatever the record fragment (5, 20 or 100 ms) or the output's period (256 or 2048
-    /// frames). Not the harness, and not one stream's latency report alone: pipewire-pulse's
-    /// timing moves in graph cycles (the rig's quantum is 256 frames, 5.3 ms: both streams'
-    /// read and write indices step by 256, a snapshot falls anywhere in a cycle, and it
-    /// reports source and sink latency 0 for the sink, its monitor and both streams), and
-    /// libpulse's interpolation between snapshots drifts: the engine's device clock against
-    /// the monotonic clock by about −2.6 ms/s, jumping back at timing updates (5–14 ms of
-    /// wander in a take with no underrun, where PulseAudio's holds within 0.3 ms), the capture
-    /// clock by −1 … −2 ms/s. The recorder maps the device time through the device clock when
-    /// it places the start, and the error follows that clock's wander (a tone 7.6 ms late
-    /// with the clock moved −7.9 ms over the take, 4.5 with −6.7). Since the output mixes in
-    /// libpulse's write callback (one request per period), the error no longer follows the
-    /// take's wander alone and goes both ways: −16.9 … +24.6 ms in 5 takes. Checked at what
-    /// is measured, ±30 ms, which still catches a start placed by a stalled clock (+32, +73
-    /// and +242 ms before the recorder's fix). Not fixed: see the recorder's note.
+    /// pipewire-pulse 0.3.65: the millisecond either way too (measured −0.15 … +0.04 ms,
+    /// median −0.06 ms, in 16 takes without an underrun; the device clock moved at most
+    /// 0.18 ms against the monotonic clock over a take, but for one take in which it moved
+    /// −16 ms with no underrun counted and the tone was still −0.06 ms from its place). Before, +3.0 … +13.5 ms, then −16.9 … +24.6 ms once the
+    /// output mixed in libpulse's write callback: pipewire-pulse's timing moves in graph
+    /// cycles (the rig's quantum is 256 frames, 5.3 ms: both streams' read and write indices
+    /// step by 256, a snapshot falls anywhere in a cycle, and it reports source and sink
+    /// latency 0), libpulse's interpolation from the last snapshot drifted (the device clock
+    /// −2.6 ms/s against the monotonic clock, jumping back at timing updates; 5–17 ms of
+    /// wander per take), and libpulse's automatic updates thin out to one in 1.5 s. Now both
+    /// streams ask for a snapshot once a period or fragment and place themselves by the
+    /// freshest of the last second's (`GraphCycleClock`), the output one quantum later (the
+    /// block the sink takes in a cycle plays in the next: measured, the tone 5.2–5.3 ms late
+    /// in 4 of 4 takes without that). A start placed by a stalled clock (+32 … +242 ms before
+    /// the recorder's fix) or a clock that wanders by a quantum is caught.
     var bounds: ClosedRange<Double> {
         switch self {
         case .pulseAudio: -0.001...0.001
-        case .pipeWireMonitor: -0.030...0.030
+        case .pipeWireMonitor: -0.001...0.001
         }
     }
 }
@@ -296,7 +295,7 @@ enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
     /// (the device clock waits) after the recording began. A take in which the engine counted
     /// an underrun is printed and taken again, five takes at most; the first take without one
     /// decides. On pipewire-pulse see ``RecordAtTimeServer/bounds``.
-    @Test("record(atTime:) starts with the frame captured at that device time: a tone played at T is in the file at T minus the start, to the millisecond on PulseAudio, within the device clock's wander on PipeWire",
+    @Test("record(atTime:) starts with the frame captured at that device time: a tone played at T is in the file at T minus the start, to the millisecond (PulseAudio and pipewire-pulse)",
           arguments: [RecordAtTimeServer.pulseAudio, .pipeWireMonitor])
     func recordAtTimeAgainstPlayer(_ server: RecordAtTimeServer) async throws {
         // Takes whose output underran say nothing about the recorder: taken again, five at most.

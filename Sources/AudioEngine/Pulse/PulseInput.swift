@@ -1,4 +1,5 @@
 internal import CPulse
+import Platform
 internal import PulseSupport
 import Synchronization
 #if canImport(Glibc)
@@ -34,6 +35,14 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         /// (or, when the server itself went away and `onLost` is set, calls it instead, once).
         let running = Atomic<Bool>(false)
         let onLost: (@Sendable (String) -> Void)?
+        /// On pipewire-pulse, whose timing moves in graph cycles: the capture position from
+        /// its snapshots fitted across cycles (``GraphCycleClock``), as the output's play
+        /// position is, instead of libpulse's interpolation (which wandered −1 … −2 ms/s).
+        /// Nil elsewhere. With `lastSnapshot` and `timingRequest`, used under the lock only.
+        var graphClock: GraphCycleClock?
+        var lastSnapshot: Int64 = 0
+        var timingRequest: OpaquePointer?
+        var lastRequestTime = 0.0
         init(mainloop: OpaquePointer, buffer: CaptureBuffer, onLost: (@Sendable (String) -> Void)?) {
             self.mainloop = mainloop
             self.buffer = buffer
@@ -151,6 +160,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             mainloop.wait()
         }
         deadline.cancel()
+        if serverName.contains("PipeWire") { callbacks.graphClock = GraphCycleClock(rate: buffer.sampleRate) }
         callbacks.running.store(true, ordering: .releasing)
         let sourceName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? place
         mainloop.unlock()
@@ -174,6 +184,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         guard corked.exchange(false, ordering: .acquiringAndReleasing), !closed.load(ordering: .acquiring) else { return }
         mainloop.lock()
         callbacks.timingFresh.store(false, ordering: .releasing)
+        // Snapshots of the corked stream say nothing of the running one.
+        callbacks.graphClock?.reset()
         if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         // The server answers in order: this timing is taken after the uncork.
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
@@ -196,7 +208,9 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             // (and the monitor posted) is heard only that much later.
             var usec: pa_usec_t = 0
             var negative: Int32 = 0
-            let age: Double? = callbacks.timingFresh.load(ordering: .acquiring) && pa_stream_get_latency(stream, &usec, &negative) >= 0
+            let fresh = callbacks.timingFresh.load(ordering: .acquiring)
+            let age: Double? = callbacks.graphClock != nil ? (fresh ? graphAge(stream, callbacks) : nil)
+                : fresh && pa_stream_get_latency(stream, &usec, &negative) >= 0
                 ? (negative != 0 ? -Double(usec) / 1e6 : Double(usec) / 1e6) : nil
             var data: UnsafeRawPointer?
             var bytes = 0
@@ -211,11 +225,43 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         }
     }
 
+    /// The capture callback on pipewire-pulse: takes the latest snapshot into the clock, asks
+    /// for the next one (one at a time: one a fragment until the clock has narrowed, then
+    /// every 0.1 s), and returns the age of the
+    /// oldest unread frame by the clock; nil before the clock has a snapshot.
+    private static func graphAge(_ stream: OpaquePointer, _ callbacks: Context) -> Double? {
+        guard var clock = callbacks.graphClock else { return nil }
+        if let request = callbacks.timingRequest, pa_operation_get_state(request) != PA_OPERATION_RUNNING {
+            pa_operation_unref(request)
+            callbacks.timingRequest = nil
+        }
+        let now = MonotonicClock.seconds()
+        if callbacks.timingRequest == nil, clock.wantsSnapshot(lastRequest: callbacks.lastRequestTime, now: now) {
+            callbacks.lastRequestTime = now
+            callbacks.timingRequest = pa_stream_update_timing_info(stream, nil, nil)
+        }
+        guard let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
+        let frameBytes = Int64(callbacks.buffer.channels * MemoryLayout<Float>.size)
+        let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)
+        if stamp != callbacks.lastSnapshot, timing.write_index_corrupt == 0 {
+            callbacks.lastSnapshot = stamp
+            let time = GraphCycleClock.monotonic(realtimeSeconds: Int(timing.timestamp.tv_sec), microseconds: Int(timing.timestamp.tv_usec))
+            clock.observe(index: Int64(timing.write_index) / frameBytes, at: time)
+            callbacks.graphClock = clock
+        }
+        guard timing.read_index_corrupt == 0, let captured = clock.position(at: MonotonicClock.seconds()) else { return nil }
+        return (captured - Double(Int64(timing.read_index) / frameBytes)) / Double(callbacks.buffer.sampleRate)
+    }
+
     /// Any thread; once.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         callbacks.running.store(false, ordering: .releasing)
         mainloop.lock()
+        if let request = callbacks.timingRequest {
+            pa_operation_unref(request)
+            callbacks.timingRequest = nil
+        }
         PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
     }
 

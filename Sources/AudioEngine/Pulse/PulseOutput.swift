@@ -1,4 +1,5 @@
 internal import CPulse
+import Platform
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -10,7 +11,8 @@ import Glibc
 /// The render thread writes under the mainloop's lock and, when the server's buffer is full,
 /// sleeps in `pa_threaded_mainloop_wait` until the server's write request (or a state
 /// change) signals it: no polling. The clock comes from the server's timing
-/// (`pa_stream_get_latency`, interpolated, sink latency included).
+/// (`pa_stream_get_latency`, interpolated, sink latency included); on pipewire-pulse, whose
+/// timing moves in graph cycles, from its snapshots fitted across cycles (``GraphCycleClock``).
 ///
 /// While a sound plays, the render thread hands the mixing to libpulse's thread
 /// (`startPulling`): the write request then mixes and writes in the callback, as paplay and
@@ -22,7 +24,8 @@ import Glibc
 /// thread and `update(identity:)` on an app thread, each under the mainloop's lock; while it
 /// pulls, `pullLocked` runs on libpulse's thread, in the write callback, with the lock held.
 /// `@unchecked Sendable` for that reason: every use of the libpulse objects, and of the
-/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`), holds the lock.
+/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`, and the
+/// graph-cycle clock's `graphClock`, `lastSnapshot`, `timingRequest`), holds the lock.
 final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Why a server could not be used.
     enum OpenError: Error {
@@ -217,6 +220,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.periodFrames = grantedPeriod
         // With block-synced requests the sink's block (a period) plays on top of the queue.
         self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
+        // pipewire-pulse's timing moves in graph cycles: its own clock (see `GraphCycleClock`).
+        graphClock = serverName.contains("PipeWire") ? GraphCycleClock(rate: Int(rate)) : nil
         // From now on the write request also reaches the output itself, for pulling. The
         // output outlives the callback: every owner closes it before letting go, and `close`
         // clears the callback under the lock.
@@ -255,6 +260,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             seek = PA_SEEK_RELATIVE
             offset += count
         }
+        requestTiming()
         let underflows = signals.underflows.load(ordering: .relaxed)
         defer { underflowsSeen = underflows }
         return underflows != underflowsSeen ? .recovered : .written
@@ -267,6 +273,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     private func lockedDelay() -> Int? {
+        if graphClock != nil, let delay = lockedGraphDelay() { return delay }
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
@@ -274,6 +281,57 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
         }
         return negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    // MARK: The clock on pipewire-pulse
+
+    /// On pipewire-pulse: the play position from its timing snapshots, fitted across them
+    /// (``GraphCycleClock``), instead of libpulse's interpolation from the last one, which
+    /// wandered 5–17 ms per take against the monotonic clock. Nil elsewhere (PulseAudio's
+    /// timing, sink latency included, held within 0.3 ms). Under the lock.
+    private var graphClock: GraphCycleClock?
+    /// The timestamp (µs, CLOCK_REALTIME) of the last snapshot the clock took.
+    private var lastSnapshot: Int64 = 0
+    /// The timing request in flight, if any: one at a time, one per write at most.
+    private var timingRequest: OpaquePointer?
+    private var lastRequestTime = 0.0
+
+    /// Under the lock, after a write on pipewire-pulse: asks for a fresh snapshot unless one
+    /// is on its way (libpulse's automatic updates thin out to one in 1.5 s; the clock
+    /// narrows with each snapshot, each up to a graph cycle stale): once a period until the
+    /// clock has narrowed, then every 0.1 s (``GraphCycleClock/wantsSnapshot(lastRequest:now:)``).
+    private func requestTiming() {
+        guard let clock = graphClock else { return }
+        if let request = timingRequest {
+            guard pa_operation_get_state(request) != PA_OPERATION_RUNNING else { return }
+            pa_operation_unref(request)
+            timingRequest = nil
+        }
+        let now = MonotonicClock.seconds()
+        guard clock.wantsSnapshot(lastRequest: lastRequestTime, now: now) else { return }
+        lastRequestTime = now
+        timingRequest = pa_stream_update_timing_info(stream, nil, nil)
+    }
+
+    /// Under the lock: frames written and not yet played, from the graph-cycle clock; nil
+    /// when it cannot tell (no snapshot yet, or libpulse lost track of the write index after
+    /// a seek until the next snapshot).
+    private func lockedGraphDelay() -> Int? {
+        guard var clock = graphClock, let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
+        sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        let frameBytes = Int64(2 * MemoryLayout<Float>.size)
+        let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)
+        if stamp != lastSnapshot, timing.read_index_corrupt == 0 {
+            lastSnapshot = stamp
+            let time = GraphCycleClock.monotonic(realtimeSeconds: Int(timing.timestamp.tv_sec), microseconds: Int(timing.timestamp.tv_usec))
+            clock.observe(index: Int64(timing.read_index) / frameBytes, at: time)
+            graphClock = clock
+        }
+        // The block the sink took in a cycle plays in the next one (see `GraphCycleClock`).
+        guard timing.write_index_corrupt == 0, let taken = clock.position(at: MonotonicClock.seconds()) else { return nil }
+        let played = taken - Double(clock.quantum)
+        let written = Double(Int64(timing.write_index) / frameBytes)
+        return max(0, Int((written - played).rounded()))
     }
 
     // MARK: Pulling (libpulse's thread renders)
@@ -320,6 +378,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 handBack()
                 return
             }
+            requestTiming()
             let underflows = signals.underflows.load(ordering: .relaxed)
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
@@ -382,6 +441,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_operation_unref(operation)
         }
         restarting = true
+        // On pipewire-pulse what still plays is the block the sink took for the next cycle:
+        // one quantum (libpulse's latency right after the flush said 17–22 ms there, and a
+        // pause put the voice that far past what was heard).
+        if let clock = graphClock, clock.isKnown { return Int(clock.quantum) }
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
@@ -437,6 +500,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
         puller = nil
+        if let request = timingRequest {
+            pa_operation_unref(request)
+            timingRequest = nil
+        }
         PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.
     }

@@ -61,8 +61,12 @@ public final class AudioEngine: @unchecked Sendable {
         /// a voice starting, a volume, pan, rate or process-gain change) is heard at once
         /// all the same: the engine drops what the server has not played and mixes again
         /// from the frame the listener has reached (each voice keeps what it mixed until then).
-        /// 0 keeps the short buffer (``periodFrames`` and ``periods``) for every stream.
-        public var musicBufferDuration: Double = 1.0
+        /// 0 (the default) keeps the short buffer (``periodFrames`` and ``periods``) for
+        /// every stream. Not yet for every app: with the mix a buffer ahead of what is heard,
+        /// a short looping sound's wraps, a gapless queue's next item and
+        /// ``Voice/play(atDeviceTime:)`` in the near future are not handled yet; `earshot
+        /// play` of one local file sets it.
+        public var musicBufferDuration: Double = 0
         /// Seconds without any playing source after which the device is released.
         public var idleRelease: Double = 2
         /// Silence (seconds) that must precede sound for a ``soundStarted`` event.

@@ -159,7 +159,7 @@ struct AudioPlayerTests {
         guard regions.count == 3 else { return }
         let asked = zip(calls.dropFirst(), calls).map { $0.timeIntervalSince($1) }
         let heard = [regions[1].start - regions[0].end, regions[1].duration, regions[2].start - regions[1].end, regions[2].duration]
-        print("changes beside a long buffer: asked \(asked), heard \(heard)")
+        print("changes beside a long buffer: asked \(asked), heard \(heard), \(engine.underrunCount) underruns")
         let names = ["volume 0 to the second start", "the second player", "its stop to volume 1", "volume 1 to the pause"]
         for (name, (wanted, got)) in zip(names, zip(asked, heard)) {
             #expect(abs(got - wanted) <= 0.030, "\(name): \(got) s heard for \(wanted) s between the calls")

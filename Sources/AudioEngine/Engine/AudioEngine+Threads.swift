@@ -273,7 +273,6 @@ extension AudioEngine {
         let resume = max(earliest, state.framesWritten - Int64(dropped))
         _ = forEachVoice { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
         state.framesWritten = resume
-        restarts.add(1, ordering: .relaxed)
         return nil
     }
 

@@ -187,8 +187,6 @@ public final class AudioEngine: @unchecked Sendable {
     /// The latest engine frame at which a voice ended (render thread): a restart cannot go
     /// back before it (the ended voice is gone from the mix).
     let lastVoiceEnd = Atomic<Int64>(.min)
-    /// Restarts done (see `restartIfRequested`), for tests.
-    let restarts = Atomic<Int>(0)
     /// A voice paused or stopped while the others were silent: when nothing plays any more,
     /// drop what is buffered rather than letting it play out (a pause is heard at once).
     let flushRequested = Atomic<Bool>(false)

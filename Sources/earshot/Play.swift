@@ -66,7 +66,12 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let device { AudioEngine.configureShared(AudioEngine.Configuration(device: device)) }
+        // One local file: the server holds a long buffer (a few wakeups a second while it
+        // plays); a pause, seek, stop or volume change is still heard at once. Not for a
+        // queue yet (see `musicBufferDuration`).
+        var engineConfiguration = AudioEngine.Configuration(device: device)
+        if files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
+        AudioEngine.configureShared(engineConfiguration)
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer
         do {

@@ -116,7 +116,54 @@ struct AudioPlayerTests {
         // pause, less at most 30 ms.
         #expect(regions.gaps.first.map { $0 <= paused + 0.005 && $0 >= paused - 0.030 } == true,
                 "gap \(regions.gaps) for a pause of \(paused) s")
-        #expect(regions.totalDuration.isClose(to: 1.5, within: 0.03), "\(regions)")
+        #expect(regions.totalDuration.isClose(to: 1.5, within: 0.03), "\(regions) \(audio.duration)")
+    }
+
+    /// A music stream may hold a long server-side buffer (`musicBufferDuration`, 1 s, as
+    /// `earshot play` of one file does) for low power; what changes what is heard must not
+    /// wait behind it. Each change is timed as heard (the edges of the captured sound)
+    /// against the time between the calls, so that the latencies common to all cancel out
+    /// and one change heard late shows (without the restarts, each is heard up to a second
+    /// late, whenever the server's next half-second request comes).
+    @Test("beside a long buffer, a volume change, a second player's start and stop, and a pause are heard within 30 ms")
+    func changesHeardAtOnce() async throws {
+        var configuration = AudioEngine.Configuration()
+        configuration.musicBufferDuration = 1
+        configuration.idleRelease = 0.5
+        let engine = AudioEngine(configuration: configuration)
+        let first = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 700, duration: 5)), engine: engine)
+        let second = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 700, duration: 2)), engine: engine)
+        #expect(first.prepareToPlay() && second.prepareToPlay())
+        var calls: [Date] = []
+        let audio = try await captured {
+            #expect(first.play())
+            try await sleep(1.5)  // past the first write requests: the buffer is long and full
+            first.setVolume(0, fadeDuration: 0)
+            calls.append(Date())
+            try await sleep(0.5)
+            #expect(second.play())
+            calls.append(Date())
+            try await sleep(0.6)
+            second.stop()
+            calls.append(Date())
+            try await sleep(0.4)
+            first.setVolume(1, fadeDuration: 0)
+            calls.append(Date())
+            try await sleep(0.7)
+            first.pause()
+            calls.append(Date())
+            #expect(engine.ioBufferDuration > 0.3, "the long buffer's request: \(engine.ioBufferDuration) s")
+        }
+        let regions = audio.activeRegions()
+        #expect(regions.count == 3, "\(regions)")
+        guard regions.count == 3 else { return }
+        let asked = zip(calls.dropFirst(), calls).map { $0.timeIntervalSince($1) }
+        let heard = [regions[1].start - regions[0].end, regions[1].duration, regions[2].start - regions[1].end, regions[2].duration]
+        print("changes beside a long buffer: asked \(asked), heard \(heard), \(engine.underrunCount) underruns")
+        let names = ["volume 0 to the second start", "the second player", "its stop to volume 1", "volume 1 to the pause"]
+        for (name, (wanted, got)) in zip(names, zip(asked, heard)) {
+            #expect(abs(got - wanted) <= 0.030, "\(name): \(got) s heard for \(wanted) s between the calls")
+        }
     }
 
     @Test("a seek while playing lands where asked (stepped tone: frequency tells position)")

@@ -90,6 +90,9 @@ extension AudioEngine {
         /// from the buffer (`PA_STREAM_ADJUST_LATENCY`: at most 8 ms, see
         /// ``AudioEngine/outputRequest()``).
         var blockSyncedRequests = false
+        /// A long buffer for low power (``Configuration/musicBufferDuration``): what changes
+        /// what is heard restarts the stream from the frame heard (see `restartIfRequested`).
+        var longBuffer = false
     }
 
     /// The format to open an output with now.
@@ -116,6 +119,14 @@ extension AudioEngine {
         let rate = sampleRate
         let preferred = preferredPeriod.value
         guard preferred > 0 else {
+            if let long = longBufferFrames(rate: rate) {
+                // The server gives the sink (tlength − 2·minreq) / 2 and keeps the rest queued,
+                // where a flush drops it: a short sink share (8 ms) and two long requests.
+                let sinkShare = rate * 8 / 1000
+                let period = max(configuration.periodFrames, (long - 2 * sinkShare) / 2)
+                return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: 2 * period + 2 * sinkShare,
+                                     longBuffer: true)
+            }
             let period = configuration.periodFrames
             return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: period * max(1, configuration.periods),
                                  blockSyncedRequests: true)
@@ -126,11 +137,30 @@ extension AudioEngine {
         return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: 2 * period + 2 * sinkShare)
     }
 
+    /// The long buffer a music stream asks of a sound server, in frames at `rate`, or nil
+    /// when the engine keeps short ones (see ``Configuration/musicBufferDuration``): the
+    /// role is not music, or an ALSA device was named.
+    func longBufferFrames(rate: Int) -> Int? {
+        let seconds = configuration.musicBufferDuration
+        guard seconds.isFinite, seconds > 0, configuration.identity.role == .music, configuration.output != .alsa else { return nil }
+        return max(configuration.periodFrames * max(1, configuration.periods), Int(min(seconds, 10) * Double(rate)))
+    }
+
     /// Frames a voice's ring holds: half a second, or room for twice the longest buffer a
-    /// period can ask for and one period more (the burst a starting stream takes).
+    /// period can ask for and one period more (the burst a starting stream takes); with a
+    /// long buffer, that buffer's burst, a request more, and some blocks.
     func voiceRingFrames(rate: Int) -> Int {
         let longest = max(configuration.periodFrames, Int((AudioEngine.ioBufferDurationRange.upperBound * Double(rate)).rounded(.up)))
-        return max(rate / 2, 2 * (max(3, configuration.periods) + 1) * longest)
+        let short = max(rate / 2, 2 * (max(3, configuration.periods) + 1) * longest)
+        guard let long = longBufferFrames(rate: rate) else { return short }
+        return max(short, long + long / 2 + 8 * VoiceReader.blockFrames)
+    }
+
+    /// Frames a voice's ring keeps after they were mixed, so that a restart can mix them
+    /// again: the long buffer and a margin (the sink's share, the timing's step), or none.
+    func voiceRetainFrames(rate: Int) -> Int {
+        guard let long = longBufferFrames(rate: rate) else { return 0 }
+        return long + rate / 5
     }
 
     /// What a voice needs buffered before it starts: a starting stream takes its whole

@@ -97,12 +97,15 @@ extension AudioEngine {
                     // put the paused voices back to the last frame the listener will hear.
                     let heard = deviceCurrentTime * rate
                     let before = MonotonicClock.seconds()
-                    let remaining = device.flush()
+                    // With a long buffer the clock was last set up to a request ago: the
+                    // server's read index after the flush says exactly what still plays.
+                    let unplayed = longBufferActive.load(ordering: .relaxed) ? device.flushUnplayed() : nil
+                    let remaining = unplayed.map { max(0, Int(Double(state.framesWritten - Int64($0)) - heard)) } ?? device.flush()
                     let after = MonotonicClock.seconds()
                     flushRemainder.store(remaining, ordering: .relaxed)
                     state.flushedOnce = true
-                    let end = heard + (after - before) * rate + Double(remaining)
-                    publishClock(frames: end - Double(remaining), at: after)
+                    let end = unplayed.map { Double(state.framesWritten - Int64($0)) } ?? heard + (after - before) * rate + Double(remaining)
+                    publishClock(frames: unplayed == nil ? end - Double(remaining) : min(heard + (after - before) * rate, end), at: after)
                     state.running = false
                     streamRunning.store(false, ordering: .releasing)
                     rewindPausedVoices(toFrame: end)
@@ -163,6 +166,11 @@ extension AudioEngine {
                 publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
                 state.running = true
                 streamRunning.store(true, ordering: .releasing)
+                // The stream starts from nothing buffered: nothing to restart.
+                restartRequested.store(false, ordering: .releasing)
+                state.restartDeadline = nil
+            } else if restartRequested.load(ordering: .acquiring) {
+                if let wait = restartIfRequested(&state, device: device) { return wait }
             }
 
             let frames = min(device.periodFrames, state.capacity)
@@ -236,6 +244,71 @@ extension AudioEngine {
             if !state.flushedOnce { flushRemainder.store(remainder, ordering: .relaxed) }
             publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
         }
+    }
+
+    /// Render thread, while the stream runs with a long buffer and something changed what
+    /// is heard (a voice started, paused, stopped or sought, a volume, pan, rate or process
+    /// gain changed): drops what the server has not played and puts every voice back to the
+    /// engine frame the next write lands on, so that the change is heard at once. Waits
+    /// first (returning how long, at most 50 ms in all; the reader wakes it sooner) until
+    /// the voices that play are ready: a sought or new voice primed, so that nothing stops
+    /// while it decodes. Does nothing when a voice cannot go back that far (one ended in
+    /// the part not yet heard, or was not mixed without a gap): the change is then heard
+    /// when the buffer has played, as without a long buffer. Atomics and the output's
+    /// flush only.
+    func restartIfRequested(_ state: inout RenderState, device: any AudioOutput) -> ThreadWait? {
+        let now = MonotonicClock.seconds()
+        let deadline = state.restartDeadline ?? now + 0.05
+        state.restartDeadline = deadline
+        if now < deadline, !restartVoicesReady() { return .seconds(deadline - now) }
+        state.restartDeadline = nil
+        restartRequested.store(false, ordering: .releasing)
+        let rate = Double(state.rate)
+        // The earliest frame the flush can leave the next write at: what is heard now, less
+        // the interpolation's error.
+        let earliest = Int64(deviceCurrentTime * rate) - Int64(rate * 0.02)
+        guard lastVoiceEnd.load(ordering: .acquiring) <= earliest,
+              forEachVoice({ $0.rewind(toEngineFrame: earliest, dryRun: true) }),
+              let dropped = device.flushUnplayed(), dropped > 0 else { return nil }
+        let resume = max(earliest, state.framesWritten - Int64(dropped))
+        _ = forEachVoice { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
+        state.framesWritten = resume
+        return nil
+    }
+
+    /// Whether every playing voice has what a restart needs: its seek applied and its ring
+    /// primed (or nothing to decode).
+    private func restartVoicesReady() -> Bool {
+        forEachVoice { voice in
+            guard voice.playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue else { return true }
+            return voice.seekGeneration.load(ordering: .acquiring) == voice.appliedSeekGeneration.load(ordering: .acquiring)
+                && voice.primed.load(ordering: .acquiring)
+        }
+    }
+
+    /// Calls `body` with each voice in the render table until it returns false; returns
+    /// whether it never did.
+    private func forEachVoice(_ body: (Voice) -> Bool) -> Bool {
+        for slot in slots {
+            let bits = slot.voice.load(ordering: .acquiring)
+            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
+            if !body(Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()) { return false }
+        }
+        return true
+    }
+
+    /// Any thread: something changed what is heard. With a long buffer playing, the render
+    /// thread restarts the stream from the frame heard (see `restartIfRequested`);
+    /// otherwise the change is heard within the short buffer and nothing is done.
+    func requestRestart() {
+        guard longBufferActive.load(ordering: .acquiring), streamRunning.load(ordering: .acquiring) else { return }
+        restartRequested.store(true, ordering: .releasing)
+        renderWake.signal()
+    }
+
+    /// Render thread: a voice's last frame is mixed at engine frame `frame`.
+    func noteVoiceEnded(atFrame frame: Int64) {
+        if lastVoiceEnd.load(ordering: .relaxed) < frame { lastVoiceEnd.store(frame, ordering: .releasing) }
     }
 
     private func soundStarted() {
@@ -321,6 +394,7 @@ extension AudioEngine {
     /// clock goes on at the same time, counted in the new rate's frames.
     private func take(_ output: any AudioOutput, into state: inout RenderState) {
         state.output = output
+        longBufferActive.store(output.request.longBuffer, ordering: .releasing)
         latencyFrames.store(output.bufferFrames, ordering: .relaxed)
         state.running = false
         state.idleSince = nil
@@ -524,6 +598,8 @@ struct RenderState {
     var gainGeneration: UInt32 = 0
     var silence: SilenceTracker
     var idleSince: Double?
+    /// While a restart waits for its voices: when it goes ahead regardless.
+    var restartDeadline: Double?
     /// The rate of the output taken last: the clock and `framesWritten` count in it.
     var rate: Int
 

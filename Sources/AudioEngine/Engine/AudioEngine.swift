@@ -54,6 +54,19 @@ public final class AudioEngine: @unchecked Sendable {
         public var periodFrames: Int = 768
         /// Periods in the output's buffer (the server's target length, or the ALSA buffer).
         public var periods: Int = 3
+        /// Seconds of mixed audio a sound server may hold for a music stream (``identity``'s
+        /// role `music`) while no preferred IO buffer duration is set: the server then asks
+        /// for about half of it at a time, so the process wakes a few times a second while
+        /// it plays, as paplay does. Whatever changes what is heard (a pause, seek or stop,
+        /// a voice starting, a volume, pan, rate or process-gain change) is heard at once
+        /// all the same: the engine drops what the server has not played and mixes again
+        /// from the frame the listener has reached (each voice keeps what it mixed until then).
+        /// 0 (the default) keeps the short buffer (``periodFrames`` and ``periods``) for
+        /// every stream. Not yet for every app: with the mix a buffer ahead of what is heard,
+        /// a short looping sound's wraps, a gapless queue's next item and
+        /// ``Voice/play(atDeviceTime:)`` in the near future are not handled yet; `earshot
+        /// play` of one local file sets it.
+        public var musicBufferDuration: Double = 0
         /// Seconds without any playing source after which the device is released.
         public var idleRelease: Double = 2
         /// Silence (seconds) that must precede sound for a ``soundStarted`` event.
@@ -164,6 +177,16 @@ public final class AudioEngine: @unchecked Sendable {
     let processGainRampFrames = Atomic<Int>(0)
     let processGainGeneration = Atomic<UInt32>(0)
 
+    /// Whether the open output holds a long buffer (see ``Configuration/musicBufferDuration``):
+    /// a change to what is heard then asks the render thread for a restart. Set by the render
+    /// thread when it takes an output.
+    let longBufferActive = Atomic<Bool>(false)
+    /// A change to what is heard while a long buffer plays: the render thread drops what the
+    /// server has not played and mixes again from there (see `restartIfRequested`).
+    let restartRequested = Atomic<Bool>(false)
+    /// The latest engine frame at which a voice ended (render thread): a restart cannot go
+    /// back before it (the ended voice is gone from the mix).
+    let lastVoiceEnd = Atomic<Int64>(.min)
     /// A voice paused or stopped while the others were silent: when nothing plays any more,
     /// drop what is buffered rather than letting it play out (a pause is heard at once).
     let flushRequested = Atomic<Bool>(false)
@@ -255,6 +278,7 @@ public final class AudioEngine: @unchecked Sendable {
         processGainTarget.store(max(0, min(1, gain.isFinite ? gain : 1)))
         processGainRampFrames.store(max(1, Int(rampDuration * Double(sampleRate))), ordering: .relaxed)
         processGainGeneration.add(1, ordering: .releasing)
+        requestRestart()
     }
 
     public var processGain: Float { processGainTarget.value }

@@ -24,7 +24,10 @@ extension Voice {
         try engine.attach(self)
         let frame = deviceTime.map { Int64(($0 * Double(reader.engineRate)).rounded()) } ?? Int64.min
         startFrame.store(frame, ordering: .relaxed)
+        let wasPlaying = isPlaying
         playState.store(PlayState.playing.rawValue, ordering: .releasing)
+        // Started beside others on a long buffer: heard now, not behind what is queued.
+        if !wasPlaying, deviceTime == nil { engine.requestRestart() }
         engine.renderWake.signal()
         do {
             try engine.start()
@@ -62,6 +65,7 @@ extension Voice {
         guard state == PlayState.playing.rawValue || state == PlayState.queued.rawValue else { return }
         guard state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) else {
             playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            if state == PlayState.playing.rawValue { engine.requestRestart() }
             return
         }
         let heard = engine.deviceCurrentTime * Double(reader.engineRate)
@@ -77,8 +81,10 @@ extension Voice {
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
     public func stop() {
         clearSuccessor()
-        if isPlaying, !engine.anyVoicePlaying(besides: self) { engine.flushRequested.store(true, ordering: .releasing) }
+        let wasPlaying = isPlaying
+        if wasPlaying, !engine.anyVoicePlaying(besides: self) { engine.flushRequested.store(true, ordering: .releasing) }
         playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+        if wasPlaying { engine.requestRestart() }
         prepared.store(false, ordering: .releasing)
         resetLoopsRequested.store(true, ordering: .releasing)
         seek(to: 0)
@@ -101,7 +107,10 @@ extension Voice {
     }
 
     /// Moves the position (also while playing); clamped to 0…duration.
-    public func seek(to seconds: Double) { seek(to: seconds, keepingRewind: false) }
+    public func seek(to seconds: Double) {
+        seek(to: seconds, keepingRewind: false)
+        if isPlaying { engine.requestRestart() }
+    }
 
     /// A seek by the app replaces the position a pause was going back to.
     func seek(to seconds: Double, keepingRewind: Bool) {
@@ -129,21 +138,24 @@ extension Voice {
                          Int((fadeDuration.isFinite ? max(0, fadeDuration) : 0) * Double(reader.engineRate)))
         fadeFrames.store(frames, ordering: .relaxed)
         volumeGeneration.add(1, ordering: .releasing)
+        if isPlaying { engine.requestRestart() }
     }
 
     /// Stereo balance, −1 (left only) … 0 (center) … 1 (right only): the far channel is
     /// attenuated linearly, the near one kept.
     public var panPosition: Float {
         get { pan.value }
-        set { pan.store(max(-1, min(1, newValue.isFinite ? newValue : 0))) }
+        set {
+            pan.store(max(-1, min(1, newValue.isFinite ? newValue : 0)))
+            if isPlaying { engine.requestRestart() }
+        }
     }
 
     /// Whether ``playbackRate`` applies (set before playing, as with AVAudioPlayer).
     public var isRateEnabled: Bool {
         get { rateEnabled.load(ordering: .relaxed) }
         set {
-            rateEnabled.store(newValue, ordering: .relaxed)
-            engine.readerWake.signal()
+            rateChange { rateEnabled.store(newValue, ordering: .relaxed) }
         }
     }
 
@@ -151,9 +163,22 @@ extension Voice {
     public var playbackRate: Float {
         get { rate.value }
         set {
-            rate.store(max(0.5, min(2, newValue.isFinite ? newValue : 1)))
-            engine.readerWake.signal()
+            rateChange { rate.store(max(0.5, min(2, newValue.isFinite ? newValue : 1))) }
         }
+    }
+
+    /// Applies a rate change. The reader starts again at the new rate from what was mixed;
+    /// on a long buffer that is far ahead of what is heard, so a playing voice starts
+    /// again from what is heard instead, and the engine restarts from there.
+    private func rateChange(_ change: () -> Void) {
+        let restart = isPlaying && engine.longBufferActive.load(ordering: .acquiring)
+        let heard = restart ? currentTime : 0
+        change()
+        if restart {
+            seek(to: heard, keepingRewind: false)
+            engine.requestRestart()
+        }
+        engine.readerWake.signal()
     }
 
     public var isMeteringEnabled: Bool {

@@ -30,7 +30,7 @@ public final class Voice: @unchecked Sendable {
     public let file: any FrameSource
     unowned let engine: AudioEngine
     let ring: FrameRing
-    let marks = ValueRing<Mark>(capacity: 256)
+    let marks: ValueRing<Mark>
 
     // App → render and reader.
     let playState = Atomic<Int>(PlayState.stopped.rawValue)
@@ -97,6 +97,12 @@ public final class Voice: @unchecked Sendable {
     /// for the reader to have ``primed`` the ring (a play without prepare starts a little
     /// late, as with AVAudioPlayer), and an empty ring is not a dropout.
     var renderHasStarted = false
+    /// The engine frame just after the last frame mixed from the ring, and the engine frame
+    /// since which the ring's frames were mixed without a gap (one ring frame per engine
+    /// frame): a rewind to an engine frame in between goes back in the ring by the same
+    /// count (see ``rewind(toEngineFrame:)``).
+    var renderEndFrame: Int64 = .min
+    var renderContiguousFrom: Int64 = .max
     var renderPeak: (Float, Float) = (0, 0)
     var renderMeanSquare: (Float, Float) = (0, 0)
 
@@ -129,7 +135,11 @@ public final class Voice: @unchecked Sendable {
         self.file = file
         self.engine = engine
         let rate = engine.sampleRate
-        ring = FrameRing(channels: 2, capacityFrames: engine.voiceRingFrames(rate: rate))
+        let retain = engine.voiceRetainFrames(rate: rate)
+        ring = FrameRing(channels: 2, capacityFrames: engine.voiceRingFrames(rate: rate), retainFrames: retain)
+        // A mark per block the reader writes (1024 frames or more, less when stretched or
+        // converted down): enough kept marks to go back over every kept frame.
+        marks = ValueRing<Mark>(capacity: 256, retain: retain > 0 ? retain / 128 + 4 : 0)
         renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
         if let stream = file as? NetworkStream {
@@ -195,6 +205,8 @@ public final class Voice: @unchecked Sendable {
         let gainStep = renderGainStep
         var gainFramesLeft = renderGainFramesLeft
         let target = targetVolume.value
+        let readStart = firstFrame + Int64(offset)
+        if readStart != renderEndFrame { renderContiguousFrom = readStart }
         let got = ring.read(frames: wanted) { span, count, _ in
             for i in 0..<count {
                 if gainFramesLeft > 0 {
@@ -218,6 +230,7 @@ public final class Voice: @unchecked Sendable {
         renderGain = gain
         renderGainStep = gainStep
         renderGainFramesLeft = gainFramesLeft
+        renderEndFrame = got == wanted ? readStart + Int64(got) : .min
         if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
         publishPosition(readStartFrame: firstFrame + Int64(offset), read: got)
         if got > 0 {
@@ -231,6 +244,7 @@ public final class Voice: @unchecked Sendable {
                 renderHasStarted = false
                 playState.store(PlayState.stopped.rawValue, ordering: .releasing)
                 endFrame.store(firstFrame + Int64(offset + got), ordering: .relaxed)
+                engine.noteVoiceEnded(atFrame: firstFrame + Int64(offset + got))
                 finishedFlag.store(true, ordering: .releasing)
                 startSuccessor(at: firstFrame + Int64(offset + got), mix: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
                 engine.eventSemaphore.signal()
@@ -238,6 +252,41 @@ public final class Voice: @unchecked Sendable {
                 dropouts.add(1, ordering: .relaxed)
             }
         }
+    }
+
+    /// Render thread, for a restart (the output dropped what it had not played): goes back
+    /// to engine frame `frame`, so that the next mix reads the voice from there again: the
+    /// ring's kept frames are read again, the timeline mark in force there comes back, and
+    /// the heard position ends there until the next mix. With `dryRun`, only says whether it
+    /// could. Returns false, changing nothing, when it cannot: the voice was not mixed
+    /// without a gap since `frame`, or the ring no longer keeps those frames. A voice not
+    /// mixed since its (re)start, or whose ring the reader is about to reset for a seek, has
+    /// nothing to undo. Takes no lock, allocates nothing.
+    func rewind(toEngineFrame frame: Int64, dryRun: Bool) -> Bool {
+        guard ringOwner.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return false }
+        defer { ringOwner.store(0, ordering: .releasing) }
+        guard renderHasStarted,
+              seekGeneration.load(ordering: .acquiring) == appliedSeekGeneration.load(ordering: .acquiring) else { return true }
+        guard renderEndFrame != .min else { return false }
+        let back = renderEndFrame - frame
+        guard back > 0 else { return true }
+        guard frame >= renderContiguousFrom, back <= Int64(ring.rewindable) else { return false }
+        let target = ring.framesRead &- UInt64(back)
+        var found: (index: UInt64, mark: Mark)?
+        marks.forEachKept { index, mark in
+            guard mark.ringFrame <= target else { return true }
+            found = (index, mark)
+            return false
+        }
+        guard let found else { return false }
+        if dryRun { return true }
+        ring.rewind(by: Int(back))
+        marks.rewind(to: found.index &+ 1)
+        renderMark = found.mark
+        renderEndFrame = frame
+        publishPosition(readStartFrame: frame, read: 0)
+        clock.record(VoiceClock.Anchor(endFrame: frame, endMedia: position.value, perFrame: renderPerFrame, frames: 0))
+        return true
     }
 
     /// Starts the queued successor on `frame` and mixes its part of this period now.

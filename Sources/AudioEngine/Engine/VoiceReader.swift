@@ -88,6 +88,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
             wrapPending = false
             voice.renderHasStarted = false
+            voice.renderEndFrame = .min
             voice.position.store(target)
             voice.clock.clear()
             voice.ringOwner.store(0, ordering: .releasing)
@@ -265,8 +266,11 @@ final class VoiceReader: @unchecked Sendable {
             if n == 0 { break }
             written += n
         }
-        if voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity / 2) {
+        if !voice.primed.load(ordering: .relaxed),
+           voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity - 2 * VoiceReader.blockFrames) {
             voice.primed.store(true, ordering: .releasing)
+            // A restart (see `AudioEngine.restartPending`) waits for the voices it plays.
+            if voice.engine.restartRequested.load(ordering: .acquiring) { voice.engine.renderWake.signal() }
         }
     }
 
@@ -285,7 +289,10 @@ final class VoiceReader: @unchecked Sendable {
     private func endStream(_ voice: Voice) {
         ended = true
         setStarved(voice, false)
-        defer { voice.primed.store(true, ordering: .releasing) }
+        defer {
+            voice.primed.store(true, ordering: .releasing)
+            if voice.engine.restartRequested.load(ordering: .acquiring) { voice.engine.renderWake.signal() }
+        }
         let duration = file.format.duration ?? mediaTime
         _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: failure == nil ? duration : mediaTime,
                                         mediaPerFrame: 0, isEnd: true))

@@ -28,6 +28,11 @@ protocol AudioOutput: AnyObject, Sendable {
     /// (a sink's own rendered block may still play), and makes the stream ready to start
     /// again on the next write. Returns the frames that still play after the call.
     func flush() -> Int
+    /// Drops what the server holds and has not played, while the stream keeps running: the
+    /// next write goes where playing has reached (the sink's own rendered part still plays
+    /// before it). Returns how many of the frames written will not be played, or nil when
+    /// the output cannot say (nothing is then dropped).
+    func flushUnplayed() -> Int?
     /// Frames a flush is expected to leave playing (a sink's rendered block), from the
     /// latest timing; render thread.
     var expectedFlushRemainder: Int { get }
@@ -53,6 +58,7 @@ protocol AudioOutput: AnyObject, Sendable {
 }
 
 extension AudioOutput {
+    func flushUnplayed() -> Int? { nil }
     func startPulling(_ puller: any OutputPuller) -> Bool { false }
     func stopPulling() {}
 }

@@ -365,7 +365,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let frameBytes = 2 * MemoryLayout<Float>.size
         while true {
             let writable = pa_stream_writable_size(stream) / frameBytes
-            guard writable >= periodFrames, lockedFailure() == nil else {
+            // A long buffer's request is half of it: after a flush the server may ask for
+            // less than that at first, and what it asks must be filled now.
+            guard writable >= (request.longBuffer ? min(periodFrames, sampleRate / 50) : periodFrames), lockedFailure() == nil else {
                 if lockedFailure() != nil { handBack() }
                 return
             }
@@ -449,6 +451,34 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
         return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    /// Render thread, while the stream runs (a long buffer restarting, see
+    /// `AudioEngine.restartIfRequested`): drops what the server holds and has not played,
+    /// without stopping the stream, and returns how many of the frames written will not be
+    /// played: from the write index before the flush to the read index after it, where the
+    /// next write goes (`takeRestart`). nil when the timing cannot say (nothing was flushed
+    /// then, or the indices are unknown).
+    func flushUnplayed() -> Int? {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        // As `flush`: a pause's `interruptWrite` asked for this flush.
+        signals.interrupted.store(false, ordering: .relaxed)
+        guard lockedFailure() == nil, let before = pa_stream_get_timing_info(stream)?.pointee,
+              before.write_index_corrupt == 0 else { return nil }
+        let userdata = Unmanaged.passUnretained(signals).toOpaque()
+        for operation in [pa_stream_flush(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata),
+                          pa_stream_update_timing_info(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)] {
+            guard let operation else { continue }
+            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
+                pa_threaded_mainloop_wait(mainloop)
+            }
+            pa_operation_unref(operation)
+        }
+        restarting = true
+        guard let after = pa_stream_get_timing_info(stream)?.pointee, after.read_index_corrupt == 0 else { return nil }
+        let frameBytes = Int64(2 * MemoryLayout<Float>.size)
+        return Int(max(0, before.write_index - after.read_index) / frameBytes)
     }
 
     /// App thread, under the engine's `openOutput` lock (so never after `close`).

@@ -6,23 +6,42 @@ import Synchronization
 /// sides are wait-free and allocation-free. Indices count frames since creation and
 /// never wrap in practice (UInt64).
 ///
+/// The consumer may keep up to `retainFrames` frames it has read (a voice's frames mixed
+/// but not yet heard, while a sound server holds a long buffer) and move its read index
+/// back over them (``rewind(by:)``). The producer never overwrites them: it writes at most
+/// `capacity` frames ahead of the read index, and the storage holds `capacity +
+/// retainFrames`, so the retained frames behind the highest read index reached are never
+/// reached by a write.
+///
 /// `@unchecked Sendable` for the shared `storage`: the producer writes only the slots
 /// between the read and write indices' free space and then publishes them by storing
 /// `writeIndex` (releasing); the consumer reads only slots below the `writeIndex` it
 /// loaded (acquiring) and frees them by storing `readIndex`. That holds for one producer
 /// thread and one consumer thread at a time, which `Voice.ringOwner` ensures.
+/// `readHigh` and `floor` are atomics only because `reset` may run on either side's thread
+/// (while neither uses the ring); the consumer alone moves them otherwise.
 final class FrameRing: @unchecked Sendable {
     let channels: Int
+    /// Frames the producer may write ahead of the read index.
     let capacity: Int
+    /// Frames the consumer may keep behind the read index.
+    let retainFrames: Int
+    private let storageFrames: Int
     private let storage: UnsafeMutablePointer<Float>
     private let writeIndex = Atomic<UInt64>(0)
     private let readIndex = Atomic<UInt64>(0)
+    /// The highest read index reached: frames up to `retainFrames` behind it are kept.
+    private let readHigh = Atomic<UInt64>(0)
+    /// The read index at the last reset: nothing before it belongs to the current stream.
+    private let floor = Atomic<UInt64>(0)
 
-    init(channels: Int, capacityFrames: Int) {
+    init(channels: Int, capacityFrames: Int, retainFrames: Int = 0) {
         self.channels = channels
         self.capacity = capacityFrames
-        storage = .allocate(capacity: channels * capacityFrames)
-        storage.initialize(repeating: 0, count: channels * capacityFrames)
+        self.retainFrames = max(0, retainFrames)
+        storageFrames = capacityFrames + max(0, retainFrames)
+        storage = .allocate(capacity: channels * storageFrames)
+        storage.initialize(repeating: 0, count: channels * storageFrames)
     }
 
     deinit { storage.deallocate() }
@@ -32,7 +51,14 @@ final class FrameRing: @unchecked Sendable {
     /// Frames read so far (the consumer's position).
     var framesRead: UInt64 { readIndex.load(ordering: .acquiring) }
     var availableToRead: Int { Int(framesWritten &- framesRead) }
-    var availableToWrite: Int { capacity - availableToRead }
+    var availableToWrite: Int { max(0, capacity - availableToRead) }
+    /// Consumer: how many frames ``rewind(by:)`` may go back.
+    var rewindable: Int {
+        let r = readIndex.load(ordering: .relaxed)
+        let high = readHigh.load(ordering: .relaxed)
+        let oldest = max(floor.load(ordering: .relaxed), high >= UInt64(retainFrames) ? high - UInt64(retainFrames) : 0)
+        return r > oldest ? Int(r - oldest) : 0
+    }
 
     /// Producer: copies up to `frames` frames in; returns how many fit.
     func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
@@ -40,8 +66,8 @@ final class FrameRing: @unchecked Sendable {
         let r = readIndex.load(ordering: .acquiring)
         let count = min(frames, capacity - Int(w &- r))
         guard count > 0 else { return 0 }
-        let start = Int(w % UInt64(capacity))
-        let first = min(count, capacity - start)
+        let start = Int(w % UInt64(storageFrames))
+        let first = min(count, storageFrames - start)
         (storage + start * channels).update(from: source, count: first * channels)
         if count > first { storage.update(from: source + first * channels, count: (count - first) * channels) }
         writeIndex.store(w &+ UInt64(count), ordering: .releasing)
@@ -49,38 +75,57 @@ final class FrameRing: @unchecked Sendable {
     }
 
     /// Consumer: calls `body` with up to two contiguous spans covering `frames` frames
-    /// (or fewer if fewer are buffered), then releases them. Returns frames consumed.
+    /// (or fewer if fewer are buffered), then releases them (keeping up to `retainFrames`).
+    /// Returns frames consumed.
     @inline(__always)
     func read(frames: Int, _ body: (UnsafePointer<Float>, Int, Int) -> Void) -> Int {
         let r = readIndex.load(ordering: .relaxed)
         let w = writeIndex.load(ordering: .acquiring)
         let count = min(frames, Int(w &- r))
         guard count > 0 else { return 0 }
-        let start = Int(r % UInt64(capacity))
-        let first = min(count, capacity - start)
+        let start = Int(r % UInt64(storageFrames))
+        let first = min(count, storageFrames - start)
         body(storage + start * channels, first, 0)
         if count > first { body(storage, count - first, first) }
+        if retainFrames > 0, readHigh.load(ordering: .relaxed) < r &+ UInt64(count) {
+            readHigh.store(r &+ UInt64(count), ordering: .relaxed)
+        }
         readIndex.store(r &+ UInt64(count), ordering: .releasing)
         return count
     }
 
+    /// Consumer: moves the read index back by `frames` (at most ``rewindable``), so that
+    /// they are read again.
+    func rewind(by frames: Int) {
+        let back = UInt64(max(0, min(frames, rewindable)))
+        readIndex.store(readIndex.load(ordering: .relaxed) &- back, ordering: .releasing)
+    }
+
     /// Empties the ring. Only valid while neither side is using it (see `Voice.ringOwner`).
     func reset() {
-        readIndex.store(writeIndex.load(ordering: .acquiring), ordering: .releasing)
+        let w = writeIndex.load(ordering: .acquiring)
+        readHigh.store(w, ordering: .relaxed)
+        floor.store(w, ordering: .relaxed)
+        readIndex.store(w, ordering: .releasing)
     }
 }
 
 /// A single-producer, single-consumer ring of small values (timeline marks); safe to share
-/// for the reason ``FrameRing`` is.
+/// for the reason ``FrameRing`` is. Like ``FrameRing``, the consumer may keep up to
+/// `retain` values it has popped and go back over them (``rewind(to:)``).
 final class ValueRing<Element: BitwiseCopyable>: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Element>
     private let capacity: Int
+    private let retain: Int
     private let writeIndex = Atomic<UInt64>(0)
     private let readIndex = Atomic<UInt64>(0)
+    private var readHigh: UInt64 = 0
+    private var floor: UInt64 = 0
 
-    init(capacity: Int) {
+    init(capacity: Int, retain: Int = 0) {
         self.capacity = capacity
-        storage = .allocate(capacity: capacity)
+        self.retain = max(0, retain)
+        storage = .allocate(capacity: capacity + max(0, retain))
     }
 
     deinit { storage.deallocate() }
@@ -90,7 +135,7 @@ final class ValueRing<Element: BitwiseCopyable>: @unchecked Sendable {
     func push(_ value: Element) -> Bool {
         let w = writeIndex.load(ordering: .relaxed)
         guard Int(w &- readIndex.load(ordering: .acquiring)) < capacity else { return false }
-        (storage + Int(w % UInt64(capacity))).initialize(to: value)
+        (storage + Int(w % UInt64(capacity + retain))).initialize(to: value)
         writeIndex.store(w &+ 1, ordering: .releasing)
         return true
     }
@@ -99,17 +144,43 @@ final class ValueRing<Element: BitwiseCopyable>: @unchecked Sendable {
     func peek() -> Element? {
         let r = readIndex.load(ordering: .relaxed)
         guard r != writeIndex.load(ordering: .acquiring) else { return nil }
-        return storage[Int(r % UInt64(capacity))]
+        return storage[Int(r % UInt64(capacity + retain))]
     }
 
     func pop() {
         let r = readIndex.load(ordering: .relaxed)
         guard r != writeIndex.load(ordering: .acquiring) else { return }
+        readHigh = max(readHigh, r &+ 1)
         readIndex.store(r &+ 1, ordering: .releasing)
     }
 
+    /// Consumer: the popped values still kept, newest first, with the read index each
+    /// would be read again from (for ``rewind(to:)``).
+    func forEachKept(_ body: (_ index: UInt64, _ value: Element) -> Bool) {
+        let r = readIndex.load(ordering: .relaxed)
+        let oldest = max(floor, readHigh >= UInt64(retain) ? readHigh - UInt64(retain) : 0)
+        var index = r
+        while index > oldest {
+            index -= 1
+            if !body(index, storage[Int(index % UInt64(capacity + retain))]) { return }
+        }
+    }
+
+    /// Consumer: the read index kept values start at (values before it are gone).
+    var keptFloor: UInt64 { max(floor, readHigh >= UInt64(retain) ? readHigh - UInt64(retain) : 0) }
+
+    /// Consumer: moves the read index back to `index` (a kept value's, or the read index).
+    func rewind(to index: UInt64) {
+        let r = readIndex.load(ordering: .relaxed)
+        guard index <= r, index >= keptFloor else { return }
+        readIndex.store(index, ordering: .releasing)
+    }
+
     func reset() {
-        readIndex.store(writeIndex.load(ordering: .acquiring), ordering: .releasing)
+        let w = writeIndex.load(ordering: .acquiring)
+        readIndex.store(w, ordering: .releasing)
+        readHigh = w
+        floor = w
     }
 }
 

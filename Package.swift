@@ -22,10 +22,15 @@ let package = Package(
     targets: [
         // C libraries, found through pkg-config; the apt providers name the Debian packages.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        // ALSA, speexdsp and Rubber Band: their headers only (in the default include path; no
+        // pkg-config, whose flags would link them). CLibraryLoader loads them at their first
+        // use and is the one way Swift calls them: linked, they would be loaded into every
+        // process at start, though most never play through ALSA, resample or stretch.
+        .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CRubberBand", providers: [.apt(["librubberband-dev"])]),
+        .target(name: "CLibraryLoader", dependencies: ["CALSA", "CSpeexDSP", "CRubberBand"]),
         // FFmpeg's demuxers and decoders, for what libsndfile cannot open (AAC, ALAC in MP4, WMA, …).
         // Its headers only (in the default include path on Debian and Ubuntu; no pkg-config,
         // whose flags would link the libraries): they are loaded at their first use by
@@ -52,9 +57,9 @@ let package = Package(
         // The now-playing store, the remote commands, and their MPRIS export.
         .target(name: "MPRIS", dependencies: ["DBus", "Platform"]),
         // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
-        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "Platform"]),
+        .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "CLibraryLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
-        .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "Platform"]),
+        .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "CLibraryLoader", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
         .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "PulseSupport", "Platform"]),
         // The public umbrella.
@@ -81,7 +86,11 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
-        .testTarget(name: "AudioEngineTests", dependencies: ["AudioEngine", "CPulse", "TestSupport"]),
+        // HarnessTests calls ALSA itself (the engine loads it at its first use; see CLibraryLoader).
+        .testTarget(
+            name: "AudioEngineTests", dependencies: ["AudioEngine", "CPulse", "CALSA", "TestSupport"],
+            linkerSettings: [.linkedLibrary("asound")]
+        ),
         .testTarget(
             name: "EarshotTests",
             dependencies: ["Earshot", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "TestSupport"]

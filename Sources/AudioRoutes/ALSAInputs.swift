@@ -1,4 +1,5 @@
 internal import CALSA
+internal import CLibraryLoader
 
 #if canImport(Glibc)
 import Glibc
@@ -52,14 +53,15 @@ enum ALSAHints {
     }
 
     static func pcmHints() -> [Hint] {
+        guard ALSALibrary.loaded != nil else { return [] }
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
-        defer { snd_device_name_free_hint(hints) }
+        guard alsa.snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
+        defer { _ = alsa.snd_device_name_free_hint(hints) }
         var result: [Hint] = []
         var cursor = hints
         while let hint = cursor.pointee {
             func field(_ id: String) -> String? {
-                guard let value = snd_device_name_get_hint(hint, id) else { return nil }
+                guard let value = alsa.snd_device_name_get_hint(hint, id) else { return nil }
                 defer { free(value) }
                 return String(cString: value)
             }
@@ -72,15 +74,15 @@ enum ALSAHints {
     /// The channels `name` records, or nil when it does not open for capture.
     static func captureChannels(of name: String) -> Int? {
         var pcm: OpaquePointer?
-        guard snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK) >= 0, let pcm else { return nil }
-        defer { snd_pcm_close(pcm) }
+        guard alsa.snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK) >= 0, let pcm else { return nil }
+        defer { _ = alsa.snd_pcm_close(pcm) }
         var params: OpaquePointer?
-        guard snd_pcm_hw_params_malloc(&params) >= 0, let params else { return nil }
-        defer { snd_pcm_hw_params_free(params) }
-        guard snd_pcm_hw_params_any(pcm, params) >= 0 else { return nil }
+        guard alsa.snd_pcm_hw_params_malloc(&params) >= 0, let params else { return nil }
+        defer { alsa.snd_pcm_hw_params_free(params) }
+        guard alsa.snd_pcm_hw_params_any(pcm, params) >= 0 else { return nil }
         var low: UInt32 = 0
         var high: UInt32 = 0
-        guard snd_pcm_hw_params_get_channels_min(params, &low) >= 0, snd_pcm_hw_params_get_channels_max(params, &high) >= 0 else { return nil }
+        guard alsa.snd_pcm_hw_params_get_channels_min(params, &low) >= 0, alsa.snd_pcm_hw_params_get_channels_max(params, &high) >= 0 else { return nil }
         if low == high { return Int(low) }
         return high <= 32 ? Int(high) : 2
     }

@@ -1,4 +1,5 @@
 internal import CALSA
+internal import CLibraryLoader
 import Dispatch
 import Platform
 
@@ -148,17 +149,17 @@ final class ALSAJackWatcher: Sendable {
         defer { done.signal() }
         var last = initial
         var handles = Self.openAll()
-        defer { for handle in handles { snd_ctl_close(handle.ctl) } }
+        defer { for handle in handles { _ = alsa.snd_ctl_close(handle.ctl) } }
         let devices = Self.watchDeviceDirectory()
         defer { if devices >= 0 { Glibc.close(devices) } }
         while true {
             var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: devices, events: Int16(POLLIN), revents: 0)]
             for handle in handles {
-                let count = snd_ctl_poll_descriptors_count(handle.ctl)
+                let count = alsa.snd_ctl_poll_descriptors_count(handle.ctl)
                 guard count > 0 else { continue }
                 var more = [pollfd](repeating: pollfd(), count: Int(count))
-                let filled = snd_ctl_poll_descriptors(handle.ctl, &more, UInt32(count))
+                let filled = alsa.snd_ctl_poll_descriptors(handle.ctl, &more, UInt32(count))
                 if filled > 0 { fds += more.prefix(Int(filled)) }
             }
             // poll() skips the negative descriptor of an unwatched /dev/snd.
@@ -170,7 +171,7 @@ final class ALSAJackWatcher: Sendable {
                 // Rescan: cards may have come or gone.
                 let indices = Self.cardIndices()
                 if indices != handles.map(\.index) {
-                    for handle in handles { snd_ctl_close(handle.ctl) }
+                    for handle in handles { _ = alsa.snd_ctl_close(handle.ctl) }
                     handles = Self.openAll()
                 }
             } else {
@@ -229,17 +230,18 @@ final class ALSAJackWatcher: Sendable {
     }
 
     static func cardIndices() -> [Int] {
+        guard ALSALibrary.loaded != nil else { return [] }
         var indices: [Int] = []
         var card: Int32 = -1
-        while snd_card_next(&card) == 0 && card >= 0 { indices.append(Int(card)) }
+        while alsa.snd_card_next(&card) == 0 && card >= 0 { indices.append(Int(card)) }
         return indices
     }
 
     private static func openAll() -> [Handle] {
         cardIndices().compactMap { index in
             var ctl: OpaquePointer?
-            guard snd_ctl_open(&ctl, "hw:\(index)", SND_CTL_NONBLOCK) >= 0, let ctl else { return nil }
-            snd_ctl_subscribe_events(ctl, 1)
+            guard alsa.snd_ctl_open(&ctl, "hw:\(index)", SND_CTL_NONBLOCK) >= 0, let ctl else { return nil }
+            _ = alsa.snd_ctl_subscribe_events(ctl, 1)
             return Handle(index: index, ctl: ctl)
         }
     }
@@ -248,60 +250,60 @@ final class ALSAJackWatcher: Sendable {
     static func readCards() -> [ALSACard] {
         cardIndices().compactMap { index in
             var ctl: OpaquePointer?
-            guard snd_ctl_open(&ctl, "hw:\(index)", SND_CTL_NONBLOCK) >= 0, let ctl else { return nil }
-            defer { snd_ctl_close(ctl) }
+            guard alsa.snd_ctl_open(&ctl, "hw:\(index)", SND_CTL_NONBLOCK) >= 0, let ctl else { return nil }
+            defer { _ = alsa.snd_ctl_close(ctl) }
             return read(card: index, ctl: ctl)
         }
     }
 
     private static func drainEvents(_ ctl: OpaquePointer) {
         var event: OpaquePointer?
-        guard snd_ctl_event_malloc(&event) >= 0, let event else { return }
-        defer { snd_ctl_event_free(event) }
-        while snd_ctl_read(ctl, event) > 0 {}
+        guard alsa.snd_ctl_event_malloc(&event) >= 0, let event else { return }
+        defer { alsa.snd_ctl_event_free(event) }
+        while alsa.snd_ctl_read(ctl, event) > 0 {}
     }
 
     /// The card's names and its output jacks' states.
     private static func read(card index: Int, ctl: OpaquePointer) -> ALSACard? {
         var info: OpaquePointer?
-        guard snd_ctl_card_info_malloc(&info) >= 0, let info else { return nil }
-        defer { snd_ctl_card_info_free(info) }
-        guard snd_ctl_card_info(ctl, info) >= 0 else { return nil }
+        guard alsa.snd_ctl_card_info_malloc(&info) >= 0, let info else { return nil }
+        defer { alsa.snd_ctl_card_info_free(info) }
+        guard alsa.snd_ctl_card_info(ctl, info) >= 0 else { return nil }
         var card = ALSACard(
             index: index,
-            id: snd_ctl_card_info_get_id(info).map { String(cString: $0) } ?? String(index),
-            name: snd_ctl_card_info_get_name(info).map { String(cString: $0) } ?? "",
-            driver: snd_ctl_card_info_get_driver(info).map { String(cString: $0) } ?? "",
+            id: alsa.snd_ctl_card_info_get_id(info).map { String(cString: $0) } ?? String(index),
+            name: alsa.snd_ctl_card_info_get_name(info).map { String(cString: $0) } ?? "",
+            driver: alsa.snd_ctl_card_info_get_driver(info).map { String(cString: $0) } ?? "",
             jacks: [])
 
         var list: OpaquePointer?
-        guard snd_ctl_elem_list_malloc(&list) >= 0, let list else { return card }
-        defer { snd_ctl_elem_list_free(list) }
-        guard snd_ctl_elem_list(ctl, list) >= 0 else { return card }
-        let count = snd_ctl_elem_list_get_count(list)
-        guard count > 0, snd_ctl_elem_list_alloc_space(list, count) >= 0 else { return card }
-        defer { snd_ctl_elem_list_free_space(list) }
-        guard snd_ctl_elem_list(ctl, list) >= 0 else { return card }
+        guard alsa.snd_ctl_elem_list_malloc(&list) >= 0, let list else { return card }
+        defer { alsa.snd_ctl_elem_list_free(list) }
+        guard alsa.snd_ctl_elem_list(ctl, list) >= 0 else { return card }
+        let count = alsa.snd_ctl_elem_list_get_count(list)
+        guard count > 0, alsa.snd_ctl_elem_list_alloc_space(list, count) >= 0 else { return card }
+        defer { alsa.snd_ctl_elem_list_free_space(list) }
+        guard alsa.snd_ctl_elem_list(ctl, list) >= 0 else { return card }
 
         var id: OpaquePointer?
         var value: OpaquePointer?
-        guard snd_ctl_elem_id_malloc(&id) >= 0, let id else { return card }
-        defer { snd_ctl_elem_id_free(id) }
-        guard snd_ctl_elem_value_malloc(&value) >= 0, let value else { return card }
-        defer { snd_ctl_elem_value_free(value) }
+        guard alsa.snd_ctl_elem_id_malloc(&id) >= 0, let id else { return card }
+        defer { alsa.snd_ctl_elem_id_free(id) }
+        guard alsa.snd_ctl_elem_value_malloc(&value) >= 0, let value else { return card }
+        defer { alsa.snd_ctl_elem_value_free(value) }
 
-        for element in 0..<snd_ctl_elem_list_get_used(list) {
-            guard snd_ctl_elem_list_get_interface(list, element) == SND_CTL_ELEM_IFACE_CARD,
-                let cName = snd_ctl_elem_list_get_name(list, element)
+        for element in 0..<alsa.snd_ctl_elem_list_get_used(list) {
+            guard alsa.snd_ctl_elem_list_get_interface(list, element) == SND_CTL_ELEM_IFACE_CARD,
+                let cName = alsa.snd_ctl_elem_list_get_name(list, element)
             else { continue }
             let name = String(cString: cName)
             guard AudioPort.PortType(jackName: name) != nil else { continue }
-            snd_ctl_elem_list_get_id(list, element, id)
-            snd_ctl_elem_value_set_id(value, id)
-            guard snd_ctl_elem_read(ctl, value) >= 0 else { continue }
+            alsa.snd_ctl_elem_list_get_id(list, element, id)
+            alsa.snd_ctl_elem_value_set_id(value, id)
+            guard alsa.snd_ctl_elem_read(ctl, value) >= 0 else { continue }
             card.jacks.append(ALSACard.Jack(
-                name: name, index: Int(snd_ctl_elem_list_get_index(list, element)),
-                plugged: snd_ctl_elem_value_get_boolean(value, 0) != 0))
+                name: name, index: Int(alsa.snd_ctl_elem_list_get_index(list, element)),
+                plugged: alsa.snd_ctl_elem_value_get_boolean(value, 0) != 0))
         }
         return card
     }

@@ -274,7 +274,12 @@ extension SoundTheme {
     static func joined(_ base: String, _ parts: String?...) -> String {
         var trimmed = Substring(base)
         while trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        return ([String(trimmed)] + parts.compactMap { $0 }).joined(separator: "/")
+        // Appended one by one rather than `joined(separator:)`: that generic resolves its
+        // element type at run time, a scan of every protocol conformance in the static binary
+        // (about 0.2 ms of `earshot sound NAME`'s start; perf record).
+        var path = String(trimmed)
+        for part in parts { if let part { path += "/" + part } }
+        return path
     }
 
     /// `path` without trailing slashes if it is absolute; `nil` otherwise.

@@ -1,4 +1,5 @@
 internal import CALSA
+internal import CLibraryLoader
 import Platform
 import Synchronization
 #if canImport(Glibc)
@@ -24,34 +25,37 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
 
     init(device: String, buffer: CaptureBuffer, periodFrames: Int) throws(AudioEngineError) {
         self.device = device
+        if case .failure(let unavailable) = LoadedLibraries.alsa {
+            throw .deviceUnavailable(device: device, reason: unavailable.reason)
+        }
         var pcm: OpaquePointer?
-        var rc = device.withCString { snd_pcm_open(&pcm, $0, SND_PCM_STREAM_CAPTURE, 0) }
+        var rc = device.withCString { alsa.snd_pcm_open(&pcm, $0, SND_PCM_STREAM_CAPTURE, 0) }
         guard rc >= 0, let pcm else { throw .deviceUnavailable(device: device, reason: PCMOutput.describe(rc)) }
         func fail(_ what: String, _ rc: Int32) -> AudioEngineError {
-            snd_pcm_close(pcm)
+            _ = alsa.snd_pcm_close(pcm)
             return .deviceUnavailable(device: device, reason: "\(what): \(PCMOutput.describe(rc))")
         }
         var hw: OpaquePointer?
-        snd_pcm_hw_params_malloc(&hw)
-        defer { snd_pcm_hw_params_free(hw) }
-        rc = snd_pcm_hw_params_any(pcm, hw)
+        _ = alsa.snd_pcm_hw_params_malloc(&hw)
+        defer { alsa.snd_pcm_hw_params_free(hw) }
+        rc = alsa.snd_pcm_hw_params_any(pcm, hw)
         guard rc >= 0 else { throw fail("no configuration", rc) }
-        rc = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+        rc = alsa.snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
         guard rc >= 0 else { throw fail("interleaved access unsupported", rc) }
-        rc = snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
+        rc = alsa.snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
         guard rc >= 0 else { throw fail("32-bit float samples unsupported", rc) }
-        rc = snd_pcm_hw_params_set_channels(pcm, hw, UInt32(buffer.channels))
+        rc = alsa.snd_pcm_hw_params_set_channels(pcm, hw, UInt32(buffer.channels))
         guard rc >= 0 else { throw fail("\(buffer.channels) channels unsupported", rc) }
         let rate = UInt32(buffer.sampleRate)
-        rc = snd_pcm_hw_params_set_rate(pcm, hw, rate, 0)
+        rc = alsa.snd_pcm_hw_params_set_rate(pcm, hw, rate, 0)
         guard rc >= 0 else { throw fail("rate \(rate) Hz unsupported", rc) }
         var period = snd_pcm_uframes_t(periodFrames)
-        rc = snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
+        rc = alsa.snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
         guard rc >= 0 else { throw fail("period of \(periodFrames) frames unsupported", rc) }
         var size = snd_pcm_uframes_t(periodFrames * 4)
-        rc = snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &size)
+        rc = alsa.snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &size)
         guard rc >= 0 else { throw fail("buffer of \(periodFrames * 4) frames unsupported", rc) }
-        rc = snd_pcm_hw_params(pcm, hw)
+        rc = alsa.snd_pcm_hw_params(pcm, hw)
         guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
         let frames = Int(period)
         let handle = UInt(bitPattern: pcm)
@@ -61,28 +65,28 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
             defer { scratch.deallocate() }
             go.wait()
             if !stopping.load(ordering: .acquiring) {
-                let rc = snd_pcm_start(pcm)
+                let rc = alsa.snd_pcm_start(pcm)
                 if rc < 0 { buffer.fail("cannot start capturing from ALSA device “\(device)”: \(PCMOutput.describe(rc))") }
             }
             while !stopping.load(ordering: .acquiring), !buffer.failed.load(ordering: .acquiring) {
                 var delay = snd_pcm_sframes_t(0)
-                let age: Double? = snd_pcm_delay(pcm, &delay) >= 0 ? Double(delay) / Double(rate) : nil
-                let got = snd_pcm_readi(pcm, scratch, snd_pcm_uframes_t(frames))
+                let age: Double? = alsa.snd_pcm_delay(pcm, &delay) >= 0 ? Double(delay) / Double(rate) : nil
+                let got = alsa.snd_pcm_readi(pcm, scratch, snd_pcm_uframes_t(frames))
                 if got > 0 {
                     buffer.push(scratch, frames: Int(got), age: age)
                 } else if got == -Int(EPIPE) {
                     // Overrun: what the device dropped is not known exactly; start again.
-                    snd_pcm_prepare(pcm)
-                    snd_pcm_start(pcm)
+                    _ = alsa.snd_pcm_prepare(pcm)
+                    _ = alsa.snd_pcm_start(pcm)
                 } else if got < 0, got != -Int(EAGAIN), got != -Int(EINTR) {
-                    if snd_pcm_recover(pcm, Int32(got), 1) < 0 {
+                    if alsa.snd_pcm_recover(pcm, Int32(got), 1) < 0 {
                         buffer.fail("cannot read from ALSA device “\(device)”: \(PCMOutput.describe(Int32(got)))")
                         break
                     }
                 }
             }
-            snd_pcm_drop(pcm)
-            snd_pcm_close(pcm)
+            _ = alsa.snd_pcm_drop(pcm)
+            _ = alsa.snd_pcm_close(pcm)
             stopped.signal()
         }
     }

@@ -1,4 +1,5 @@
 internal import CALSA
+internal import CLibraryLoader
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,46 +29,49 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         self.device = device
         self.request = request
         let sampleRate = request.sampleRate
+        if case .failure(let unavailable) = LoadedLibraries.alsa {
+            throw .deviceUnavailable(device: device, reason: unavailable.reason)
+        }
         var pcm: OpaquePointer?
-        var rc = device.withCString { snd_pcm_open(&pcm, $0, SND_PCM_STREAM_PLAYBACK, 0) }
+        var rc = device.withCString { alsa.snd_pcm_open(&pcm, $0, SND_PCM_STREAM_PLAYBACK, 0) }
         guard rc >= 0, let pcm else {
             throw .deviceUnavailable(device: device, reason: PCMOutput.describe(rc))
         }
         func fail(_ what: String, _ rc: Int32) -> AudioEngineError {
-            snd_pcm_close(pcm)
+            _ = alsa.snd_pcm_close(pcm)
             return .deviceUnavailable(device: device, reason: "\(what): \(PCMOutput.describe(rc))")
         }
 
         var hw: OpaquePointer?
-        snd_pcm_hw_params_malloc(&hw)
-        defer { snd_pcm_hw_params_free(hw) }
-        rc = snd_pcm_hw_params_any(pcm, hw)
+        _ = alsa.snd_pcm_hw_params_malloc(&hw)
+        defer { alsa.snd_pcm_hw_params_free(hw) }
+        rc = alsa.snd_pcm_hw_params_any(pcm, hw)
         guard rc >= 0 else { throw fail("no configuration", rc) }
-        rc = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+        rc = alsa.snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
         guard rc >= 0 else { throw fail("interleaved access unsupported", rc) }
-        rc = snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
+        rc = alsa.snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
         guard rc >= 0 else { throw fail("32-bit float samples unsupported", rc) }
-        rc = snd_pcm_hw_params_set_channels(pcm, hw, UInt32(channels))
+        rc = alsa.snd_pcm_hw_params_set_channels(pcm, hw, UInt32(channels))
         guard rc >= 0 else { throw fail("\(channels) channels unsupported", rc) }
         var rate = UInt32(sampleRate)
-        rc = snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil)
+        rc = alsa.snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil)
         guard rc >= 0 else { throw fail("rate \(sampleRate) Hz unsupported", rc) }
         var period = snd_pcm_uframes_t(periodFrames)
-        rc = snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
+        rc = alsa.snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
         guard rc >= 0 else { throw fail("period of \(periodFrames) frames unsupported", rc) }
         var buffer = snd_pcm_uframes_t(periodFrames * periods)
-        rc = snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)
+        rc = alsa.snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)
         guard rc >= 0 else { throw fail("buffer of \(periodFrames * periods) frames unsupported", rc) }
-        rc = snd_pcm_hw_params(pcm, hw)
+        rc = alsa.snd_pcm_hw_params(pcm, hw)
         guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
 
         var sw: OpaquePointer?
-        snd_pcm_sw_params_malloc(&sw)
-        defer { snd_pcm_sw_params_free(sw) }
-        snd_pcm_sw_params_current(pcm, sw)
-        snd_pcm_sw_params_set_avail_min(pcm, sw, period)
-        snd_pcm_sw_params_set_start_threshold(pcm, sw, period)
-        rc = snd_pcm_sw_params(pcm, sw)
+        _ = alsa.snd_pcm_sw_params_malloc(&sw)
+        defer { alsa.snd_pcm_sw_params_free(sw) }
+        _ = alsa.snd_pcm_sw_params_current(pcm, sw)
+        _ = alsa.snd_pcm_sw_params_set_avail_min(pcm, sw, period)
+        _ = alsa.snd_pcm_sw_params_set_start_threshold(pcm, sw, period)
+        rc = alsa.snd_pcm_sw_params(pcm, sw)
         guard rc >= 0 else { throw fail("cannot apply the software parameters", rc) }
 
         self.handle = pcm
@@ -82,13 +86,13 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         var offset = 0
         var recovered = false
         while offset < frames {
-            let n = snd_pcm_writei(handle, samples + offset * channels, snd_pcm_uframes_t(frames - offset))
+            let n = alsa.snd_pcm_writei(handle, samples + offset * channels, snd_pcm_uframes_t(frames - offset))
             if n >= 0 {
                 offset += Int(n)
             } else if n == -Int(EAGAIN) {
                 continue
             } else {
-                let rc = snd_pcm_recover(handle, Int32(n), 1)
+                let rc = alsa.snd_pcm_recover(handle, Int32(n), 1)
                 if rc < 0 { return .failed(PCMOutput.describe(Int32(n))) }
                 recovered = true
             }
@@ -99,19 +103,19 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
     /// Frames written but not yet heard (`snd_pcm_delay`), or nil when unknown.
     func delay() -> Int? {
         var frames = snd_pcm_sframes_t(0)
-        return snd_pcm_delay(handle, &frames) >= 0 ? Int(frames) : nil
+        return alsa.snd_pcm_delay(handle, &frames) >= 0 ? Int(frames) : nil
     }
 
     /// Waits until everything written has been played (through a sound server too),
     /// then makes the stream ready to start again on the next write.
     func drainAndPrepare() {
-        snd_pcm_drain(handle)
-        snd_pcm_prepare(handle)
+        _ = alsa.snd_pcm_drain(handle)
+        _ = alsa.snd_pcm_prepare(handle)
     }
 
     func flush() -> Int {
-        snd_pcm_drop(handle)
-        snd_pcm_prepare(handle)
+        _ = alsa.snd_pcm_drop(handle)
+        _ = alsa.snd_pcm_prepare(handle)
         return 0
     }
 
@@ -128,11 +132,11 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
 
     /// Stops at once, dropping what is buffered, and closes the stream.
     func close() {
-        snd_pcm_drop(handle)
-        snd_pcm_close(handle)
+        _ = alsa.snd_pcm_drop(handle)
+        _ = alsa.snd_pcm_close(handle)
     }
 
     static func describe(_ rc: Int32) -> String {
-        String(cString: snd_strerror(rc))
+        alsa.snd_strerror(rc).map { String(cString: $0) } ?? "ALSA error \(rc)"
     }
 }

@@ -1,4 +1,5 @@
 internal import CSpeexDSP
+internal import CLibraryLoader
 
 /// Why a ``SampleRateConverter`` could not be made.
 public struct SampleRateConverterError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -105,18 +106,22 @@ public final class SampleRateConverter: @unchecked Sendable {
             return
         }
         filter = nil
-        var error: Int32 = 0
-        guard let state = speex_resampler_init(UInt32(channels), UInt32(inputRate), UInt32(outputRate), quality.speexQuality, &error) else {
+        if case .failure(let unavailable) = LoadedLibraries.speexDSP {
             zeros.deallocate()
-            throw SampleRateConverterError("\(what): \(String(cString: speex_resampler_strerror(error)))")
+            throw SampleRateConverterError("\(what): \(unavailable)")
         }
-        speex_resampler_skip_zeros(state)
+        var error: Int32 = 0
+        guard let state = speexDSP.speex_resampler_init(UInt32(channels), UInt32(inputRate), UInt32(outputRate), quality.speexQuality, &error) else {
+            zeros.deallocate()
+            throw SampleRateConverterError("\(what): \(speexDSP.speex_resampler_strerror(error).map { String(cString: $0) } ?? "speexdsp error \(error)")")
+        }
+        _ = speexDSP.speex_resampler_skip_zeros(state)
         self.state = state
-        inputLatency = Int(speex_resampler_get_input_latency(state))
+        inputLatency = Int(speexDSP.speex_resampler_get_input_latency(state))
     }
 
     deinit {
-        if let state { speex_resampler_destroy(state) }
+        if let state { speexDSP.speex_resampler_destroy(state) }
         zeros.deallocate()
     }
 
@@ -148,7 +153,7 @@ public final class SampleRateConverter: @unchecked Sendable {
         var consumed = UInt32(max(0, inputFrames))
         var produced = UInt32(max(0, outputCapacity))
         if inputFrames > 0 || !endOfInput {
-            speex_resampler_process_interleaved_float(state, input, &consumed, output, &produced)
+            _ = speexDSP.speex_resampler_process_interleaved_float(state, input, &consumed, output, &produced)
             return (Int(consumed), Int(produced))
         }
         // The end: feed silence for the filter's input latency to push out its tail.
@@ -159,7 +164,7 @@ public final class SampleRateConverter: @unchecked Sendable {
         }
         var zerosIn = UInt32(min(left, zeroFrames))
         produced = UInt32(min(outputCapacity, Int((Double(zerosIn) * ratio).rounded(.up)) + 1))
-        speex_resampler_process_interleaved_float(state, zeros, &zerosIn, output, &produced)
+        _ = speexDSP.speex_resampler_process_interleaved_float(state, zeros, &zerosIn, output, &produced)
         drainLeft = left - Int(zerosIn)
         return (0, Int(produced))
     }
@@ -169,8 +174,8 @@ public final class SampleRateConverter: @unchecked Sendable {
         use.run {
             filter?.reset()
             guard let state else { return }
-            speex_resampler_reset_mem(state)
-            speex_resampler_skip_zeros(state)
+            _ = speexDSP.speex_resampler_reset_mem(state)
+            _ = speexDSP.speex_resampler_skip_zeros(state)
             drainLeft = nil
         }
     }

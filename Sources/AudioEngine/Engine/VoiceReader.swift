@@ -1,3 +1,4 @@
+internal import CLibraryLoader
 internal import CRubberBand
 import Synchronization
 
@@ -61,7 +62,7 @@ final class VoiceReader: @unchecked Sendable {
     }
 
     deinit {
-        if let stretcher { rubberband_delete(stretcher) }
+        if let stretcher { rubberBand.rubberband_delete(stretcher) }
         decoded.deallocate()
         stereo.deallocate()
         converted.deallocate()
@@ -177,21 +178,23 @@ final class VoiceReader: @unchecked Sendable {
         mediaTime = seconds
         outputMediaTime = seconds
         converter?.reset()
-        if let stretcher { rubberband_delete(stretcher) }
+        if let stretcher { rubberBand.rubberband_delete(stretcher) }
         stretcher = nil
         stretchRate = rate
-        if rate != 1 {
+        if rate != 1, case .failure(let unavailable) = LoadedLibraries.rubberBand {
+            failure = AudioFileError(source: file.source, reason: .decodeFailed("cannot play at rate \(rate): \(unavailable)"))
+        } else if rate != 1 {
             let options = Int32(RubberBandOptionProcessRealTime.rawValue | RubberBandOptionEngineFiner.rawValue | RubberBandOptionChannelsTogether.rawValue)
-            let created = rubberband_new(UInt32(engineRate), 2, options, 1.0 / Double(rate), 1.0)
-            rubberband_set_max_process_size(created, UInt32(max(convertedCapacity, 8192)))
+            let created = rubberBand.rubberband_new(UInt32(engineRate), 2, options, 1.0 / Double(rate), 1.0)
+            rubberBand.rubberband_set_max_process_size(created, UInt32(max(convertedCapacity, 8192)))
             // Real-time protocol: feed the preferred padding of silence first, then drop
             // the start delay from the output, so the first frame out is the first frame in.
-            let pad = Int(rubberband_get_preferred_start_pad(created))
+            let pad = Int(rubberBand.rubberband_get_preferred_start_pad(created))
             planar.0.update(repeating: 0, count: min(pad, stretchedCapacity))
             planar.1.update(repeating: 0, count: min(pad, stretchedCapacity))
             var padding: [UnsafePointer<Float>?] = [UnsafePointer(planar.0), UnsafePointer(planar.1)]
-            padding.withUnsafeMutableBufferPointer { rubberband_process(created, $0.baseAddress, UInt32(min(pad, stretchedCapacity)), 0) }
-            stretchDelay = Int(rubberband_get_start_delay(created))
+            padding.withUnsafeMutableBufferPointer { rubberBand.rubberband_process(created, $0.baseAddress, UInt32(min(pad, stretchedCapacity)), 0) }
+            stretchDelay = Int(rubberBand.rubberband_get_start_delay(created))
             stretcher = created
         }
     }
@@ -234,14 +237,14 @@ final class VoiceReader: @unchecked Sendable {
         }
         for i in 0..<count { planar.0[i] = output[2 * i]; planar.1[i] = output[2 * i + 1] }
         var inputs: [UnsafePointer<Float>?] = [UnsafePointer(planar.0), UnsafePointer(planar.1)]
-        inputs.withUnsafeMutableBufferPointer { rubberband_process(stretcher, $0.baseAddress, UInt32(count), endOfInput ? 1 : 0) }
+        inputs.withUnsafeMutableBufferPointer { rubberBand.rubberband_process(stretcher, $0.baseAddress, UInt32(count), endOfInput ? 1 : 0) }
         // Take everything the stretcher has (after the final block: until it is empty).
         while true {
-            let available = Int(rubberband_available(stretcher))
+            let available = Int(rubberBand.rubberband_available(stretcher))
             guard available > 0 else { break }
             var outputs: [UnsafeMutablePointer<Float>?] = [planar.0, planar.1]
             let got = outputs.withUnsafeMutableBufferPointer {
-                Int(rubberband_retrieve(stretcher, $0.baseAddress, UInt32(min(available, stretchedCapacity))))
+                Int(rubberBand.rubberband_retrieve(stretcher, $0.baseAddress, UInt32(min(available, stretchedCapacity))))
             }
             // The first `stretchDelay` frames are the stretcher's own delay, not audio.
             let skip = min(stretchDelay, got)

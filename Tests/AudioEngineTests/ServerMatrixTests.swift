@@ -74,7 +74,7 @@ struct ServerMatrixTests {
             try #require(regions.count == 1, "\(regions)")
             let region = regions[0]
             #expect(abs(region.duration - 1) <= 0.02, "\(region.duration) s")
-            let middle = (region.start + 0.1)..<(region.end - 0.1)
+            let middle = try region.inner(trimming: 0.1)
             let frequency = try #require(audio.dominantFrequency(channel: 0, range: middle))
             #expect(abs(frequency - 1000) <= 3, "\(frequency) Hz")
             #expect(abs(audio.sineLevelDBFS(channel: 0, range: middle) + 6) <= 0.5)

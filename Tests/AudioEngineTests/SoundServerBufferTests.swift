@@ -210,7 +210,7 @@ struct SoundServerBufferTests {
             let regions = audio.activeRegions()
             try #require(regions.count == 1, "\(regions)")
             #expect(abs(regions[0].duration - 1.2) <= 0.02, "\(regions[0].duration) s")
-            let middle = (regions[0].start + 0.1)..<(regions[0].end - 0.1)
+            let middle = try regions[0].inner(trimming: 0.1)
             let frequency = try #require(audio.dominantFrequency(channel: 0, range: middle))
             #expect(abs(frequency - 1000) <= 3, "\(frequency) Hz")
             // The last voice gone, a new one takes the waiting rate.

@@ -21,7 +21,7 @@ struct AudioPlayerTests {
         #expect(regions.count == 1, "\(regions)")
         let region = try #require(regions.first)
         #expect(region.duration.isClose(to: 1, within: 0.02), "\(region)")
-        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        let middle = try region.inner(trimming: 0.1)
         #expect(try #require(audio.dominantFrequency(channel: 0, range: middle)).isClose(to: 1000, within: 2))
         #expect(audio.sineLevelDBFS(channel: 0, range: middle).isClose(to: -6, within: 0.5))
         #expect(player.currentTime == 0, "rewound after finishing")
@@ -36,7 +36,7 @@ struct AudioPlayerTests {
         }
         let region = try #require(audio.activeRegions().first)
         #expect(region.duration.isClose(to: 1, within: 0.02), "\(region)")
-        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        let middle = try region.inner(trimming: 0.1)
         #expect(try #require(audio.dominantFrequency(channel: 1, range: middle)).isClose(to: 440, within: 2), "mono plays on both channels")
     }
 
@@ -199,7 +199,7 @@ struct AudioPlayerTests {
             try await waitUntilFinished(player)
         }
         let region = try #require(audio.activeRegions().first)
-        let middle = (region.start + 0.1)..<(region.end - 0.1)
+        let middle = try region.inner(trimming: 0.1)
         // Volume 0.5 is −6.02 dB on both; pan 0.5 takes another −6.02 dB off the left.
         #expect(audio.sineLevelDBFS(channel: 0, range: middle).isClose(to: -6 - 12.04, within: 0.5))
         #expect(audio.sineLevelDBFS(channel: 1, range: middle).isClose(to: -6 - 6.02, within: 0.5))
@@ -215,11 +215,12 @@ struct AudioPlayerTests {
             try await waitUntilFinished(player)
         }
         let region = try #require(audio.activeRegions().first)
+        let fading = try region.inner(head: 0.3, tail: 0.45)
         let before = audio.sineLevelDBFS(channel: 0, range: (region.start + 0.05)..<(region.start + 0.25))
         let after = audio.sineLevelDBFS(channel: 0, range: (region.end - 0.4)..<(region.end - 0.05))
         #expect(before.isClose(to: -6, within: 0.5))
         #expect(after.isClose(to: -26, within: 0.7), "0.1 is −20 dB")
-        let levels = audio.frequencyTrack(window: 0.05, range: (region.start + 0.3)..<(region.end - 0.45)).map(\.rmsDBFS)
+        let levels = audio.frequencyTrack(window: 0.05, range: fading).map(\.rmsDBFS)
         #expect(zip(levels, levels.dropFirst()).allSatisfy { $1 <= $0 + 0.3 }, "the fade only goes down: \(levels)")
     }
 
@@ -236,7 +237,7 @@ struct AudioPlayerTests {
         #expect(regions.count == 1, "\(regions)")
         let region = try #require(regions.first { $0.duration > 0.5 })
         #expect(region.duration.isClose(to: 1, within: 0.08), "\(region)")
-        let middle = (region.start + 0.2)..<(region.end - 0.2)
+        let middle = try region.inner(trimming: 0.2)
         let frequency = try #require(audio.dominantFrequency(channel: 0, range: middle))
         #expect(frequency.isClose(to: 1000, within: 5), "\(frequency) Hz; track: \(audio.frequencyTrack(window: 0.1))")
     }

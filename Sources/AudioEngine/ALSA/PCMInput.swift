@@ -25,39 +25,11 @@ final class PCMInput: CaptureInput, @unchecked Sendable {
 
     init(device: String, buffer: CaptureBuffer, periodFrames: Int) throws(AudioEngineError) {
         self.device = device
-        if case .failure(let unavailable) = LoadedLibraries.alsa {
-            throw .deviceUnavailable(device: device, reason: unavailable.reason)
-        }
-        var pcm: OpaquePointer?
-        var rc = device.withCString { alsa.snd_pcm_open(&pcm, $0, SND_PCM_STREAM_CAPTURE, 0) }
-        guard rc >= 0, let pcm else { throw .deviceUnavailable(device: device, reason: PCMOutput.describe(rc)) }
-        func fail(_ what: String, _ rc: Int32) -> AudioEngineError {
-            _ = alsa.snd_pcm_close(pcm)
-            return .deviceUnavailable(device: device, reason: "\(what): \(PCMOutput.describe(rc))")
-        }
-        var hw: OpaquePointer?
-        _ = alsa.snd_pcm_hw_params_malloc(&hw)
-        defer { alsa.snd_pcm_hw_params_free(hw) }
-        rc = alsa.snd_pcm_hw_params_any(pcm, hw)
-        guard rc >= 0 else { throw fail("no configuration", rc) }
-        rc = alsa.snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
-        guard rc >= 0 else { throw fail("interleaved access unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
-        guard rc >= 0 else { throw fail("32-bit float samples unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params_set_channels(pcm, hw, UInt32(buffer.channels))
-        guard rc >= 0 else { throw fail("\(buffer.channels) channels unsupported", rc) }
-        let rate = UInt32(buffer.sampleRate)
-        rc = alsa.snd_pcm_hw_params_set_rate(pcm, hw, rate, 0)
-        guard rc >= 0 else { throw fail("rate \(rate) Hz unsupported", rc) }
-        var period = snd_pcm_uframes_t(periodFrames)
-        rc = alsa.snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
-        guard rc >= 0 else { throw fail("period of \(periodFrames) frames unsupported", rc) }
-        var size = snd_pcm_uframes_t(periodFrames * 4)
-        rc = alsa.snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &size)
-        guard rc >= 0 else { throw fail("buffer of \(periodFrames * 4) frames unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params(pcm, hw)
-        guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
-        let frames = Int(period)
+        let opened = try PCMHardware.open(device, SND_PCM_STREAM_CAPTURE, channels: buffer.channels, rate: buffer.sampleRate,
+                                          exactRate: true, periodFrames: periodFrames, periods: 4)
+        let pcm = opened.pcm
+        let rate = UInt32(opened.rate)
+        let frames = opened.periodFrames
         let handle = UInt(bitPattern: pcm)
         startThread(name: "earshot-capture") { [self] in
             let pcm = OpaquePointer(bitPattern: handle)!

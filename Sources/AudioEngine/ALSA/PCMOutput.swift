@@ -29,56 +29,25 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
         self.device = device
         self.request = request
         let sampleRate = request.sampleRate
-        if case .failure(let unavailable) = LoadedLibraries.alsa {
-            throw .deviceUnavailable(device: device, reason: unavailable.reason)
-        }
-        var pcm: OpaquePointer?
-        var rc = device.withCString { alsa.snd_pcm_open(&pcm, $0, SND_PCM_STREAM_PLAYBACK, 0) }
-        guard rc >= 0, let pcm else {
-            throw .deviceUnavailable(device: device, reason: PCMOutput.describe(rc))
-        }
-        func fail(_ what: String, _ rc: Int32) -> AudioEngineError {
-            _ = alsa.snd_pcm_close(pcm)
-            return .deviceUnavailable(device: device, reason: "\(what): \(PCMOutput.describe(rc))")
-        }
-
-        var hw: OpaquePointer?
-        _ = alsa.snd_pcm_hw_params_malloc(&hw)
-        defer { alsa.snd_pcm_hw_params_free(hw) }
-        rc = alsa.snd_pcm_hw_params_any(pcm, hw)
-        guard rc >= 0 else { throw fail("no configuration", rc) }
-        rc = alsa.snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
-        guard rc >= 0 else { throw fail("interleaved access unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_FLOAT_LE)
-        guard rc >= 0 else { throw fail("32-bit float samples unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params_set_channels(pcm, hw, UInt32(channels))
-        guard rc >= 0 else { throw fail("\(channels) channels unsupported", rc) }
-        var rate = UInt32(sampleRate)
-        rc = alsa.snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, nil)
-        guard rc >= 0 else { throw fail("rate \(sampleRate) Hz unsupported", rc) }
-        var period = snd_pcm_uframes_t(periodFrames)
-        rc = alsa.snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, nil)
-        guard rc >= 0 else { throw fail("period of \(periodFrames) frames unsupported", rc) }
-        var buffer = snd_pcm_uframes_t(periodFrames * periods)
-        rc = alsa.snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)
-        guard rc >= 0 else { throw fail("buffer of \(periodFrames * periods) frames unsupported", rc) }
-        rc = alsa.snd_pcm_hw_params(pcm, hw)
-        guard rc >= 0 else { throw fail("cannot apply the configuration", rc) }
+        let opened = try PCMHardware.open(device, SND_PCM_STREAM_PLAYBACK, channels: channels, rate: sampleRate,
+                                          exactRate: false, periodFrames: periodFrames, periods: periods)
+        let pcm = opened.pcm
+        var rc: Int32
 
         var sw: OpaquePointer?
         _ = alsa.snd_pcm_sw_params_malloc(&sw)
         defer { alsa.snd_pcm_sw_params_free(sw) }
         _ = alsa.snd_pcm_sw_params_current(pcm, sw)
-        _ = alsa.snd_pcm_sw_params_set_avail_min(pcm, sw, period)
-        _ = alsa.snd_pcm_sw_params_set_start_threshold(pcm, sw, period)
+        _ = alsa.snd_pcm_sw_params_set_avail_min(pcm, sw, snd_pcm_uframes_t(opened.periodFrames))
+        _ = alsa.snd_pcm_sw_params_set_start_threshold(pcm, sw, snd_pcm_uframes_t(opened.periodFrames))
         rc = alsa.snd_pcm_sw_params(pcm, sw)
-        guard rc >= 0 else { throw fail("cannot apply the software parameters", rc) }
+        guard rc >= 0 else { throw PCMHardware.failure(closing: pcm, device: device, "cannot apply the software parameters", rc) }
 
         self.handle = pcm
-        self.sampleRate = Int(rate)
+        self.sampleRate = opened.rate
         self.channels = channels
-        self.periodFrames = Int(period)
-        self.bufferFrames = Int(buffer)
+        self.periodFrames = opened.periodFrames
+        self.bufferFrames = opened.bufferFrames
     }
 
     /// Writes all `frames`, blocking as the device drains; recovers underruns.

@@ -431,9 +431,23 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         defer { pa_threaded_mainloop_unlock(mainloop) }
         signals.interrupted.store(false, ordering: .relaxed)
         guard lockedFailure() == nil else { return 0 }
+        lockedFlush()
+        // On pipewire-pulse what still plays is the block the sink took for the next cycle:
+        // one quantum (libpulse's latency right after the flush said 17–22 ms there, and a
+        // pause put the voice that far past what was heard).
+        if let clock = graphClock, clock.isKnown { return Int(clock.quantum) }
+        var usec: pa_usec_t = 0
+        var negative: Int32 = 0
+        guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
+        return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+    }
+
+    /// With the lock held: drops what the server holds and has not played (the flush moves
+    /// its write index back to its read index), then asks for the timing after it (what the
+    /// sink had already rendered, which still plays), waiting for both; the next write
+    /// restarts the stream (`takeRestart`).
+    private func lockedFlush() {
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
-        // The flush moves the server's write index back to its read index; the timing
-        // update after it tells how much the sink had already rendered (it still plays).
         for operation in [pa_stream_flush(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata),
                           pa_stream_update_timing_info(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)] {
             guard let operation else { continue }
@@ -443,14 +457,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_operation_unref(operation)
         }
         restarting = true
-        // On pipewire-pulse what still plays is the block the sink took for the next cycle:
-        // one quantum (libpulse's latency right after the flush said 17–22 ms there, and a
-        // pause put the voice that far past what was heard).
-        if let clock = graphClock, clock.isKnown { return Int(clock.quantum) }
-        var usec: pa_usec_t = 0
-        var negative: Int32 = 0
-        guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
-        return Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
     }
 
     /// Render thread, while the stream runs (a long buffer restarting, see
@@ -466,16 +472,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         signals.interrupted.store(false, ordering: .relaxed)
         guard lockedFailure() == nil, let before = pa_stream_get_timing_info(stream)?.pointee,
               before.write_index_corrupt == 0 else { return nil }
-        let userdata = Unmanaged.passUnretained(signals).toOpaque()
-        for operation in [pa_stream_flush(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata),
-                          pa_stream_update_timing_info(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata)] {
-            guard let operation else { continue }
-            while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
-                pa_threaded_mainloop_wait(mainloop)
-            }
-            pa_operation_unref(operation)
-        }
-        restarting = true
+        lockedFlush()
         guard let after = pa_stream_get_timing_info(stream)?.pointee, after.read_index_corrupt == 0 else { return nil }
         let frameBytes = Int64(2 * MemoryLayout<Float>.size)
         return Int(max(0, before.write_index - after.read_index) / frameBytes)

@@ -38,11 +38,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         /// On pipewire-pulse, whose timing moves in graph cycles: the capture position from
         /// its snapshots fitted across cycles (``GraphCycleClock``), as the output's play
         /// position is, instead of libpulse's interpolation (which wandered −1 … −2 ms/s).
-        /// Nil elsewhere. With `lastSnapshot` and `timingRequest`, used under the lock only.
-        var graphClock: GraphCycleClock?
-        var lastSnapshot: Int64 = 0
-        var timingRequest: OpaquePointer?
-        var lastRequestTime = 0.0
+        /// Nil elsewhere. Used under the lock only.
+        var graphTiming: GraphCycleTiming?
         init(mainloop: OpaquePointer, buffer: CaptureBuffer, onLost: (@Sendable (String) -> Void)?) {
             self.mainloop = mainloop
             self.buffer = buffer
@@ -160,7 +157,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             mainloop.wait()
         }
         deadline.cancel()
-        if serverName.contains("PipeWire") { callbacks.graphClock = GraphCycleClock(rate: buffer.sampleRate) }
+        if serverName.contains("PipeWire") { callbacks.graphTiming = GraphCycleTiming(rate: buffer.sampleRate) }
         callbacks.running.store(true, ordering: .releasing)
         let sourceName = pa_stream_get_device_name(stream).map { String(cString: $0) } ?? place
         mainloop.unlock()
@@ -185,7 +182,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         mainloop.lock()
         callbacks.timingFresh.store(false, ordering: .releasing)
         // Snapshots of the corked stream say nothing of the running one.
-        callbacks.graphClock?.reset()
+        callbacks.graphTiming?.reset()
         if let operation = pa_stream_cork(stream, 0, nil, nil) { pa_operation_unref(operation) }
         // The server answers in order: this timing is taken after the uncork.
         let userdata = Unmanaged.passUnretained(callbacks).toOpaque()
@@ -209,7 +206,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
             var usec: pa_usec_t = 0
             var negative: Int32 = 0
             let fresh = callbacks.timingFresh.load(ordering: .acquiring)
-            let age: Double? = callbacks.graphClock != nil ? (fresh ? graphAge(stream, callbacks) : nil)
+            let age: Double? = callbacks.graphTiming != nil ? (fresh ? graphAge(stream, callbacks) : nil)
                 : fresh && pa_stream_get_latency(stream, &usec, &negative) >= 0
                 ? (negative != 0 ? -Double(usec) / 1e6 : Double(usec) / 1e6) : nil
             var data: UnsafeRawPointer?
@@ -230,27 +227,14 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
     /// every 0.1 s), and returns the age of the
     /// oldest unread frame by the clock; nil before the clock has a snapshot.
     private static func graphAge(_ stream: OpaquePointer, _ callbacks: Context) -> Double? {
-        guard var clock = callbacks.graphClock else { return nil }
-        if let request = callbacks.timingRequest, pa_operation_get_state(request) != PA_OPERATION_RUNNING {
-            pa_operation_unref(request)
-            callbacks.timingRequest = nil
-        }
-        let now = MonotonicClock.seconds()
-        if callbacks.timingRequest == nil, clock.wantsSnapshot(lastRequest: callbacks.lastRequestTime, now: now) {
-            callbacks.lastRequestTime = now
-            callbacks.timingRequest = pa_stream_update_timing_info(stream, nil, nil)
-        }
-        guard let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
+        guard var timing = callbacks.graphTiming else { return nil }
+        timing.requestSnapshot(of: stream)
+        defer { callbacks.graphTiming = timing }
+        guard let info = pa_stream_get_timing_info(stream)?.pointee else { return nil }
         let frameBytes = Int64(callbacks.buffer.channels * MemoryLayout<Float>.size)
-        let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)
-        if stamp != callbacks.lastSnapshot, timing.write_index_corrupt == 0 {
-            callbacks.lastSnapshot = stamp
-            let time = GraphCycleClock.monotonic(realtimeSeconds: Int(timing.timestamp.tv_sec), microseconds: Int(timing.timestamp.tv_usec))
-            clock.observe(index: Int64(timing.write_index) / frameBytes, at: time)
-            callbacks.graphClock = clock
-        }
-        guard timing.read_index_corrupt == 0, let captured = clock.position(at: MonotonicClock.seconds()) else { return nil }
-        return (captured - Double(Int64(timing.read_index) / frameBytes)) / Double(callbacks.buffer.sampleRate)
+        timing.take(info, index: Int64(info.write_index) / frameBytes, valid: info.write_index_corrupt == 0)
+        guard info.read_index_corrupt == 0, let captured = timing.clock.position(at: MonotonicClock.seconds()) else { return nil }
+        return (captured - Double(Int64(info.read_index) / frameBytes)) / Double(callbacks.buffer.sampleRate)
     }
 
     /// Any thread; once.
@@ -258,10 +242,7 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         callbacks.running.store(false, ordering: .releasing)
         mainloop.lock()
-        if let request = callbacks.timingRequest {
-            pa_operation_unref(request)
-            callbacks.timingRequest = nil
-        }
+        callbacks.graphTiming?.cancel()
         PulseInput.teardown(mainloop: mainloop, context: context, stream: stream)
     }
 

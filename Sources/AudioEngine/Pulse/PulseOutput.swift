@@ -25,7 +25,7 @@ import Glibc
 /// pulls, `pullLocked` runs on libpulse's thread, in the write callback, with the lock held.
 /// `@unchecked Sendable` for that reason: every use of the libpulse objects, and of the
 /// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`, and the
-/// graph-cycle clock's `graphClock`, `lastSnapshot`, `timingRequest`), holds the lock.
+/// graph-cycle clock's `graphTiming`), holds the lock.
 final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Why a server could not be used.
     enum OpenError: Error {
@@ -221,7 +221,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // With block-synced requests the sink's block (a period) plays on top of the queue.
         self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
         // pipewire-pulse's timing moves in graph cycles: its own clock (see `GraphCycleClock`).
-        graphClock = serverName.contains("PipeWire") ? GraphCycleClock(rate: Int(rate)) : nil
+        graphTiming = serverName.contains("PipeWire") ? GraphCycleTiming(rate: Int(rate)) : nil
         // From now on the write request also reaches the output itself, for pulling. The
         // output outlives the callback: every owner closes it before letting go, and `close`
         // clears the callback under the lock.
@@ -273,7 +273,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     private func lockedDelay() -> Int? {
-        if graphClock != nil, let delay = lockedGraphDelay() { return delay }
+        if graphTiming != nil, let delay = lockedGraphDelay() { return delay }
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
@@ -289,48 +289,28 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// (``GraphCycleClock``), instead of libpulse's interpolation from the last one, which
     /// wandered 5–17 ms per take against the monotonic clock. Nil elsewhere (PulseAudio's
     /// timing, sink latency included, held within 0.3 ms). Under the lock.
-    private var graphClock: GraphCycleClock?
-    /// The timestamp (µs, CLOCK_REALTIME) of the last snapshot the clock took.
-    private var lastSnapshot: Int64 = 0
-    /// The timing request in flight, if any: one at a time, one per write at most.
-    private var timingRequest: OpaquePointer?
-    private var lastRequestTime = 0.0
+    private var graphTiming: GraphCycleTiming?
 
     /// Under the lock, after a write on pipewire-pulse: asks for a fresh snapshot unless one
-    /// is on its way (libpulse's automatic updates thin out to one in 1.5 s; the clock
-    /// narrows with each snapshot, each up to a graph cycle stale): once a period until the
-    /// clock has narrowed, then every 0.1 s (``GraphCycleClock/wantsSnapshot(lastRequest:now:)``).
+    /// is on its way (the clock narrows with each snapshot, each up to a graph cycle stale).
     private func requestTiming() {
-        guard let clock = graphClock else { return }
-        if let request = timingRequest {
-            guard pa_operation_get_state(request) != PA_OPERATION_RUNNING else { return }
-            pa_operation_unref(request)
-            timingRequest = nil
-        }
-        let now = MonotonicClock.seconds()
-        guard clock.wantsSnapshot(lastRequest: lastRequestTime, now: now) else { return }
-        lastRequestTime = now
-        timingRequest = pa_stream_update_timing_info(stream, nil, nil)
+        graphTiming?.requestSnapshot(of: stream)
     }
 
     /// Under the lock: frames written and not yet played, from the graph-cycle clock; nil
     /// when it cannot tell (no snapshot yet, or libpulse lost track of the write index after
     /// a seek until the next snapshot).
     private func lockedGraphDelay() -> Int? {
-        guard var clock = graphClock, let timing = pa_stream_get_timing_info(stream)?.pointee else { return nil }
-        sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        guard var timing = graphTiming, let info = pa_stream_get_timing_info(stream)?.pointee else { return nil }
+        sinkLatency = Int((Double(info.sink_usec) * Double(sampleRate) / 1e6).rounded())
         let frameBytes = Int64(2 * MemoryLayout<Float>.size)
-        let stamp = Int64(timing.timestamp.tv_sec) * 1_000_000 + Int64(timing.timestamp.tv_usec)
-        if stamp != lastSnapshot, timing.read_index_corrupt == 0 {
-            lastSnapshot = stamp
-            let time = GraphCycleClock.monotonic(realtimeSeconds: Int(timing.timestamp.tv_sec), microseconds: Int(timing.timestamp.tv_usec))
-            clock.observe(index: Int64(timing.read_index) / frameBytes, at: time)
-            graphClock = clock
-        }
+        timing.take(info, index: Int64(info.read_index) / frameBytes, valid: info.read_index_corrupt == 0)
+        graphTiming = timing
+        let clock = timing.clock
         // The block the sink took in a cycle plays in the next one (see `GraphCycleClock`).
-        guard timing.write_index_corrupt == 0, let taken = clock.position(at: MonotonicClock.seconds()) else { return nil }
+        guard info.write_index_corrupt == 0, let taken = clock.position(at: MonotonicClock.seconds()) else { return nil }
         let played = taken - Double(clock.quantum)
-        let written = Double(Int64(timing.write_index) / frameBytes)
+        let written = Double(Int64(info.write_index) / frameBytes)
         return max(0, Int((written - played).rounded()))
     }
 
@@ -435,7 +415,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // On pipewire-pulse what still plays is the block the sink took for the next cycle:
         // one quantum (libpulse's latency right after the flush said 17–22 ms there, and a
         // pause put the voice that far past what was heard).
-        if let clock = graphClock, clock.isKnown { return Int(clock.quantum) }
+        if let clock = graphTiming?.clock, clock.isKnown { return Int(clock.quantum) }
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0, negative == 0 else { return 0 }
@@ -527,10 +507,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
         puller = nil
-        if let request = timingRequest {
-            pa_operation_unref(request)
-            timingRequest = nil
-        }
+        graphTiming?.cancel()
         PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.
     }

@@ -12,50 +12,32 @@ import TestSupport
 /// that is not a library, as after a broken or partial install.
 @Suite("FFmpeg, loaded at its first use")
 struct FFmpegLoadingTests {
-    /// The libavformat the dynamic loader finds (`ldconfig -p`), by path.
-    static func libavformat() async throws -> String {
-        let cache = try await run("ldconfig", ["-p"])
-        let line = try #require(cache.stdout.split(separator: "\n").first { $0.contains("libavformat.so.") && $0.contains("=> /") },
-                                "ldconfig knows no libavformat.so.N")
-        return String(try #require(line.split(separator: "=> ").last)).trimmingCharacters(in: .whitespaces)
-    }
-
     @Test("the earshot binary does not link libavformat, libavcodec, libswresample or libavutil")
     func notLinked() async throws {
-        let result = try await run("readelf", ["-d", Paths.earshot])
-        #expect(result.status == 0, "\(result.stderr)")
-        let needed = result.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
-        #expect(!needed.isEmpty, "no NEEDED entries read: \(result.stdout)")
+        let needed = try await HiddenLibrary.neededByEarshot()
         #expect(!needed.contains { $0.contains("libav") || $0.contains("libswresample") }, "\(needed)")
     }
 
     @Test("without libavformat, a WAV plays and an AAC file fails naming the library")
     func withoutFFmpeg() async throws {
-        let library = try await Self.libavformat()
-        let directory = NSTemporaryDirectory() + "earshot-noffmpeg-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let library = try await HiddenLibrary.path(matching: "libavformat.so.")
+        let directory = try HiddenLibrary.scratch("noffmpeg")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let wav = try TestSignals.sine(frequency: 440, duration: 0.3)
         let aac = directory + "/tone.m4a"
         let made = try await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=440:duration=0.5", "-c:a", "aac", aac])
         #expect(made.status == 0, "\(made.stderr)")
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["DBUS_SESSION_BUS_ADDRESS", "PULSE_SERVER"] { environment.removeValue(forKey: key) }
-        environment["XDG_RUNTIME_DIR"] = directory
         func withoutLibrary(_ arguments: [String]) async throws -> CommandResult {
-            let script = "mount --bind /dev/null \"$1\" || exit 97; shift; exec \"$@\""
-            return try await run("unshare", ["-m", "sh", "-c", script, "sh", library, Paths.earshot] + arguments,
-                                 environment: environment, timeout: 20)
+            try await HiddenLibrary.runEarshot(hiding: library, in: directory, arguments)
         }
         let played = try await withoutLibrary(["play", "--device", "null", "--implicit-session", wav])
-        try #require(played.status != 97, "cannot hide libavformat in a mount namespace (needs root): \(played.stderr)")
         #expect(played.status == 0, "\(played.stderr)")
         let refused = try await withoutLibrary(["play", "--device", "null", "--implicit-session", aac])
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("cannot open \(aac): not a supported audio format (FFmpeg cannot be loaded: cannot load \(URL(fileURLWithPath: library).lastPathComponent)"),
                 "\(refused.stderr)")
         // With the library there, the same file plays.
-        let plays = try await run(Paths.earshot, ["play", "--device", "null", "--implicit-session", aac], environment: environment, timeout: 20)
+        let plays = try await run(Paths.earshot, ["play", "--device", "null", "--implicit-session", aac], environment: HiddenLibrary.environment(in: directory), timeout: 20)
         #expect(plays.status == 0, "\(plays.stderr)")
     }
 }

@@ -11,45 +11,20 @@ import TestSupport
 /// library, as after a broken or partial install.
 @Suite("ALSA, Rubber Band and speexdsp, loaded at their first use")
 struct LibraryLoadingTests {
-    /// The path the dynamic loader finds `soname` at (`ldconfig -p`).
-    static func path(of soname: String) async throws -> String {
-        let cache = try await run("ldconfig", ["-p"])
-        let line = try #require(cache.stdout.split(separator: "\n").first { $0.contains("\(soname) (") && $0.contains("=> /") },
-                                "ldconfig knows no \(soname)")
-        return String(try #require(line.split(separator: "=> ").last)).trimmingCharacters(in: .whitespaces)
-    }
-
     @Test("the earshot binary does not link libasound, librubberband or libspeexdsp")
     func notLinked() async throws {
-        let result = try await run("readelf", ["-d", Paths.earshot])
-        #expect(result.status == 0, "\(result.stderr)")
-        let needed = result.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }
-        #expect(!needed.isEmpty, "no NEEDED entries read: \(result.stdout)")
+        let needed = try await HiddenLibrary.neededByEarshot()
         #expect(!needed.contains { $0.contains("libasound") || $0.contains("librubberband") || $0.contains("libspeexdsp") }, "\(needed)")
     }
 
     /// Runs earshot with `soname` hidden, in the environment of `directory` (no bus, no server).
     static func withoutLibrary(_ soname: String, in directory: String, _ arguments: [String]) async throws -> CommandResult {
-        var environment = ProcessInfo.processInfo.environment
-        for key in ["DBUS_SESSION_BUS_ADDRESS", "PULSE_SERVER"] { environment.removeValue(forKey: key) }
-        environment["XDG_RUNTIME_DIR"] = directory
-        let library = try await path(of: soname)
-        let script = "mount --bind /dev/null \"$1\" || exit 97; shift; exec \"$@\""
-        let result = try await run("unshare", ["-m", "sh", "-c", script, "sh", library, Paths.earshot] + arguments,
-                                   environment: environment, timeout: 20)
-        try #require(result.status != 97, "cannot hide \(library) in a mount namespace (needs root): \(result.stderr)")
-        return result
-    }
-
-    static func scratch(_ name: String) throws -> String {
-        let directory = NSTemporaryDirectory() + "earshot-\(name)-\(getpid())"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return directory
+        try await HiddenLibrary.runEarshot(hiding: try await HiddenLibrary.path(matching: "\(soname) ("), in: directory, arguments)
     }
 
     @Test("without libasound, playing to an ALSA device fails naming the library")
     func withoutALSA() async throws {
-        let directory = try Self.scratch("noalsa")
+        let directory = try HiddenLibrary.scratch("noalsa")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let wav = try TestSignals.sine(frequency: 440, duration: 0.3)
         let refused = try await Self.withoutLibrary("libasound.so.2", in: directory, ["play", "--device", "null", "--implicit-session", wav])
@@ -59,7 +34,7 @@ struct LibraryLoadingTests {
 
     @Test("without libspeexdsp, files at the engine's rate and at common rates play (the engine's own filter resamples them); one at an odd rate, which needs speexdsp, fails naming the library")
     func withoutSpeexDSP() async throws {
-        let directory = try Self.scratch("nospeex")
+        let directory = try HiddenLibrary.scratch("nospeex")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let same = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 48000)
         let common = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 22050)

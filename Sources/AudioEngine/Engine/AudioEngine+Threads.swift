@@ -100,12 +100,21 @@ extension AudioEngine {
                     // With a long buffer the clock was last set up to a request ago: the
                     // server's read index after the flush says exactly what still plays.
                     let unplayed = longBufferActive.load(ordering: .relaxed) ? device.flushUnplayed() : nil
-                    let remaining = unplayed.map { max(0, Int(Double(state.framesWritten - Int64($0)) - heard)) } ?? device.flush()
-                    let after = MonotonicClock.seconds()
+                    let remaining: Int, end: Double, clock: Double, after: Double
+                    if let unplayed {
+                        after = MonotonicClock.seconds()
+                        end = Double(state.framesWritten - Int64(unplayed))
+                        remaining = max(0, Int(end - heard))
+                        clock = min(heard + (after - before) * rate, end)
+                    } else {
+                        remaining = device.flush()
+                        after = MonotonicClock.seconds()
+                        end = heard + (after - before) * rate + Double(remaining)
+                        clock = end - Double(remaining)
+                    }
                     flushRemainder.store(remaining, ordering: .relaxed)
                     state.flushedOnce = true
-                    let end = unplayed.map { Double(state.framesWritten - Int64($0)) } ?? heard + (after - before) * rate + Double(remaining)
-                    publishClock(frames: unplayed == nil ? end - Double(remaining) : min(heard + (after - before) * rate, end), at: after)
+                    publishClock(frames: clock, at: after)
                     state.running = false
                     streamRunning.store(false, ordering: .releasing)
                     rewindPausedVoices(toFrame: end)

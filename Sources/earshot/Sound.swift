@@ -39,7 +39,7 @@ struct Sound: AsyncParsableCommand {
     func run() async throws {
         let identity = Sound.identity
         let given = CommandLineFile(sound, command: "sound")
-        let isFile = given.path != sound || sound.contains("/") || FileManager.default.fileExists(atPath: sound)
+        let isFile = Sound.namesFile(sound)
         // A theme sound plays from the sound server's sample cache where a server answers:
         // the engine (its stream and threads) is not made at all.
         if !isFile, device == nil {
@@ -74,6 +74,13 @@ struct Sound: AsyncParsableCommand {
 }
 
 extension Sound {
+    /// Whether the SOUND argument names a file (a path, or a name a file has here) rather
+    /// than a theme sound.
+    static func namesFile(_ argument: String) -> Bool {
+        CommandLineFile(argument, command: "sound").path != argument || argument.contains("/")
+            || FileManager.default.fileExists(atPath: argument)
+    }
+
     /// Plays the theme sound `name` from the sound server's sample cache, waits for its end
     /// and says so; false (having played nothing) when the cache cannot play it (no server
     /// answers, or the sound is not found). The one path of a cached play, for ``run()`` and
@@ -95,9 +102,8 @@ extension Sound {
     static func playCachedBeforeParsing(_ arguments: [String]) async -> Int32? {
         guard arguments.count == 3, arguments[1] == "sound" else { return nil }
         let name = arguments[2]
-        // Options, paths and names that are files go the parsed way (`run()`).
-        guard !name.hasPrefix("-"), !name.contains("/"), !FileManager.default.fileExists(atPath: name),
-              CommandLineFile(name, command: "sound").path == name else { return nil }
+        // Options and files go the parsed way (`run()`).
+        guard !name.hasPrefix("-"), !namesFile(name) else { return nil }
         guard (try? await playCached(name, theme: "freedesktop")) == true else { return nil }
         return 0
     }

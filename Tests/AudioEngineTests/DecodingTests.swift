@@ -1,4 +1,4 @@
-import AudioEngine
+@testable import AudioEngine
 import Foundation
 import Testing
 import TestSupport
@@ -586,6 +586,16 @@ struct DecodingResamplerTests {
         let peak = stride(from: 0, to: output.count, by: 2).max { output[$0] < output[$1] }! / 2
         let expectedPeak = Double(click) * Double(outputRate) / Double(inputRate)
         #expect(abs(Double(peak) - expectedPeak) <= 1, "the click is at \(peak), expected \(expectedPeak)")
+    }
+
+    @Test("a ratio whose table would be too large (a file's odd rate) makes no polyphase table: speexdsp converts it, as long as it should")
+    func oddRatioFallsBack() throws {
+        // 44100 → 47999: 47999 phases of 48 taps, over PolyphaseFilter.maximumCoefficients.
+        #expect(PolyphaseFilter(channels: 2, inputRate: 44100, outputRate: 47999, design: .fast) == nil)
+        #expect(PolyphaseFilter(channels: 3, inputRate: 44100, outputRate: 48000, design: .fast) == nil)
+        let converter = try SampleRateConverter(channels: 2, inputRate: 44100, outputRate: 47999, quality: .fastest)
+        let output = convert(sine(frequency: 1000, rate: 44100, frames: 4410), with: converter, block: 512)
+        #expect(abs(output.count / 2 - 4800) <= 2, "\(output.count / 2) frames for 0.1 s")
     }
 
     @Test func impossibleConversionsThrow() {

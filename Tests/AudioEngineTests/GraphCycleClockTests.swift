@@ -76,4 +76,22 @@ import Testing
         let error = (clock.position(at: time)! - truth(at: time - stall)) / Double(rate)
         #expect(error <= 0.000_01 && error > -Double(quantum) / Double(rate), "\(error * 1000) ms after the stall")
     }
+
+    @Test("a snapshot far ahead of the stream (a wrong answer from the server) is dropped at the next true one: the clock follows the stream again, without waiting out its window")
+    func wrongSnapshotIsDropped() {
+        var clock = GraphCycleClock(rate: rate)
+        var time = 100.0
+        for _ in 0..<30 {
+            time += 0.0161
+            clock.observe(index: snapshot(at: time), at: time)
+        }
+        time += 0.0161
+        clock.observe(index: snapshot(at: time) + Int64(rate), at: time)
+        for _ in 0..<5 {
+            time += 0.0161
+            clock.observe(index: snapshot(at: time), at: time)
+        }
+        let error = (clock.position(at: time)! - truth(at: time)) / Double(rate)
+        #expect(error <= 0.000_01 && error > -Double(quantum) / Double(rate), "\(error * 1000) ms after a snapshot 1 s ahead")
+    }
 }

@@ -59,14 +59,21 @@ import Testing
         #expect(abs(error + 0.0002) < 0.000_01, "\(error * 1000) ms")
     }
 
-    @Test("a stall (an underrun: the index stops) moves the clock back by the stall's length once the snapshots say so")
-    func stallResets() {
+    /// A clock fed 30 snapshots of a steady stream, 16.1 ms apart (each at another part of
+    /// its cycle), and the time of the last.
+    func settled() -> (GraphCycleClock, Double) {
         var clock = GraphCycleClock(rate: rate)
         var time = 100.0
         for _ in 0..<30 {
             time += 0.0161
             clock.observe(index: snapshot(at: time), at: time)
         }
+        return (clock, time)
+    }
+
+    @Test("a stall (an underrun: the index stops) moves the clock back by the stall's length once the snapshots say so")
+    func stallResets() {
+        var (clock, time) = settled()
         // 50 ms without progress: from now on the stream is 50 ms later.
         let stall = 0.050
         for _ in 0..<10 {
@@ -79,12 +86,7 @@ import Testing
 
     @Test("a snapshot far ahead of the stream (a wrong answer from the server) is dropped at the next true one: the clock follows the stream again, without waiting out its window")
     func wrongSnapshotIsDropped() {
-        var clock = GraphCycleClock(rate: rate)
-        var time = 100.0
-        for _ in 0..<30 {
-            time += 0.0161
-            clock.observe(index: snapshot(at: time), at: time)
-        }
+        var (clock, time) = settled()
         time += 0.0161
         clock.observe(index: snapshot(at: time) + Int64(rate), at: time)
         for _ in 0..<5 {

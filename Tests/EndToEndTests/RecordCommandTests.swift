@@ -2,12 +2,14 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `earshot record` against a private PulseAudio server whose null-sink monitor is the
-/// default source, fed by paplay; on a private bus, so it joins an audio session.
+/// `earshot record` against a private sound server (the one `EARSHOT_TEST_SERVER` names:
+/// ``TestSoundServerKind``) whose null-sink monitor is the default source, fed by paplay; on
+/// a private bus, so it joins an audio session.
 @Suite(.serialized) struct RecordCommandTests {
     @Test("earshot record --duration writes the tone and prints duration, format and peak")
     func recordsForDuration() async throws {
-        let server = try PulseAudioServer(sinkName: "cli_rec")
+        let kind = TestSoundServerKind.selected
+        let server = try kind.start(sinkName: "cli_rec")
         _ = try server.pactl("set-default-source", server.monitorName)
         let bus = try PrivateBus()
         var environment = server.environment
@@ -25,7 +27,11 @@ import TestSupport
         let path = folder + "/take.flac"
         let result = try await run(Paths.earshot, ["record", path, "--duration", "1.2", "--channels", "1"], environment: environment, timeout: 20)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("recorded \(path): 1.20 s, FLAC, 48000 Hz, 1 channel, 16 bits, peak -12.0 dBFS"), "\(result.stdout)")
+        // The mono tone plays on both channels of the sink alike; the server mixes the monitor
+        // down to the one channel asked for. PulseAudio averages the two (the tone's -12 dBFS);
+        // PipeWire adds them at equal power, each times 1/√2 (+3.01 dB: -9.0 dBFS).
+        let peak = kind == .pipeWire ? "-9.0" : "-12.0"
+        #expect(result.stdout.contains("recorded \(path): 1.20 s, FLAC, 48000 Hz, 1 channel, 16 bits, peak \(peak) dBFS"), "\(result.stdout)")
         #expect(!result.stderr.contains("not in an audio session"), "\(result.stderr)")
         let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "\(probe.stderr)")
@@ -34,7 +40,7 @@ import TestSupport
 
     @Test("earshot record into a missing folder fails naming the file and the reason")
     func missingFolder() async throws {
-        let server = try PulseAudioServer(sinkName: "cli_rec")
+        let server = try TestSoundServerKind.selected.start(sinkName: "cli_rec")
         let result = try await run(Paths.earshot, ["record", "/nonexistent-earshot/take.wav", "--duration", "1"],
                                    environment: server.environment, timeout: 20)
         #expect(result.status == 1)
@@ -43,7 +49,7 @@ import TestSupport
 
     @Test("earshot record --alsa records through ALSA capture (the pulse plugin's default)")
     func recordsThroughALSA() async throws {
-        let server = try PulseAudioServer(sinkName: "cli_alsa")
+        let server = try TestSoundServerKind.selected.start(sinkName: "cli_alsa")
         _ = try server.pactl("set-default-source", server.monitorName)
         let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: server.environment)
         defer { keepAlive.kill(SIGKILL) }
@@ -67,7 +73,7 @@ import TestSupport
 
     @Test("earshot record stops on SIGINT (Ctrl-C), finishes the file and says what it wrote")
     func stopsOnInterrupt() async throws {
-        let server = try PulseAudioServer(sinkName: "cli_int")
+        let server = try TestSoundServerKind.selected.start(sinkName: "cli_int")
         _ = try server.pactl("set-default-source", server.monitorName)
         let folder = try FileManager.default.url(for: .itemReplacementDirectory, in: .userDomainMask,
                                                  appropriateFor: URL(fileURLWithPath: "/tmp"), create: true).path

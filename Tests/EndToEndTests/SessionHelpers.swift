@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 // The harness of the audio-session end-to-end tests: each test builds a `SessionWorld` (a
-// private bus, a PulseAudio server of its own, a client connection), starts real
+// private bus, a sound server of its own, a client connection), starts real
 // `earshot play` processes in it (`SessionPlayer`), and checks three things: what the
 // processes print, what the arbiter says (its D-Bus properties and `earshot status`), and
 // what reaches the sink (a `Capture` of its monitor). Every player's tone goes to one
@@ -111,14 +111,22 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
     var description: String { text }
 }
 
-/// A private bus and a private PulseAudio server, with a client connection, for one test.
+/// A private bus and a private sound server, with a client connection, for one test.
 ///
-/// At most `SessionSlots.limit` worlds exist at once (each is a PulseAudio server, a
+/// The server is the one `EARSHOT_TEST_SERVER` names (``TestSoundServerKind``): PulseAudio
+/// at 48 kHz without rewinds (the default), PulseAudio at its defaults, or PipeWire
+/// (pipewire, WirePlumber and pipewire-pulse, whose own private bus is not this world's:
+/// the processes under test meet only `bus`). `scripts/test` runs the session suites on
+/// each.
+///
+/// At most `SessionSlots.limit` worlds exist at once (each is a sound server, a
 /// dbus-daemon, a capture and two or three players, all real time): on a small machine,
 /// running every test at once starves them all and turns timing into noise.
 final class SessionWorld: Sendable {
     let bus: PrivateBus
-    let server: PulseAudioServer
+    let server: any TestSoundServer
+    /// Which server `server` is.
+    let serverKind: TestSoundServerKind
     let client: DBusConnection
     /// For the processes of the test: the server's environment (`PULSE_SERVER`,
     /// `XDG_RUNTIME_DIR`, …) with the bus's `DBUS_SESSION_BUS_ADDRESS`.
@@ -126,7 +134,9 @@ final class SessionWorld: Sendable {
     /// `pacat` writing zeros to the default sink (as an event stream, which never counts as
     /// another app's audio), so that the null sink does not sleep in
     /// 2 s blocks and a stream that starts sounds at once. Not needed when a capture starts
-    /// before the players (`Capture.start()` wakes the sink and its recording keeps it awake).
+    /// before the players (`Capture.start()` wakes the sink and its recording keeps it awake),
+    /// nor on PipeWire (its null sink follows the graph's clock), where it runs all the same
+    /// so that the tests meet the same streams on every server.
     private let keepAwake: Child?
     private let pids = Locked<[String: Int32]>([:])
     private let screenSavers = Locked<[String: ScreenSaverStandIn]>([:])
@@ -135,7 +145,8 @@ final class SessionWorld: Sendable {
         await SessionSlots.shared.acquire()
         do {
             bus = try PrivateBus()
-            server = try PulseAudioServer()
+            serverKind = TestSoundServerKind.selected
+            server = try serverKind.start(sinkName: "earshot_test")
             var environment = server.environment
             environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
             environment["NO_COLOR"] = "1"
@@ -143,8 +154,9 @@ final class SessionWorld: Sendable {
             self.keepAwake = keepAwake
                 // An event stream: the arbiter, which follows other apps' streams, never
                 // counts it as another app playing.
-                ? try Child("pacat", ["--playback", "--latency-msec=10", "--property=media.role=event", "--format=float32le", "--rate=48000",
-                                      "--channels=2", "--raw", "/dev/zero"], environment: environment)
+                ? try Child("pacat", ["--playback", "--latency-msec=10", "--property=media.role=event", "--format=float32le",
+                                      "--rate=\(server.sampleRate)", "--channels=\(server.channels)", "--raw", "/dev/zero"],
+                            environment: environment)
                 : nil
             client = try DBusConnection(.address(bus.address))
         } catch {

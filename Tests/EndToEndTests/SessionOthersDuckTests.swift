@@ -293,12 +293,24 @@ extension SinkInputWorld {
 
     /// Starts paplay playing a 30 s tone on `side` (at `volume`, if given) and waits for its
     /// stream.
+    ///
+    /// Each is an app of its own name (`--client-name`, its `application.name`): WirePlumber,
+    /// as a desktop runs it, gives a new stream the volume last set on a stream of the same
+    /// name (its restore-stream), so a second "paplay" would start at the first one's
+    /// volume, ducked or not. And pipewire-pulse 0.3.65 with WirePlumber leaves a new stream at
+    /// the volume WirePlumber chose, not the one the client asked for (`--volume`): there the
+    /// volume is set once the stream is up, as a user in a mixer would, and read back.
     func paplay(volume: UInt32?, side: SessionSide = .right) async throws -> Child {
         let tone = try SessionWorld.tone(side, frequency: 700, duration: 30)
-        var arguments = [tone]
+        var arguments = ["--client-name=other-\(UUID().uuidString.prefix(8).lowercased())", tone]
         if let volume { arguments.insert("--volume=\(volume)", at: 0) }
         let child = try Child("paplay", arguments, environment: environment)
         try await sessionPoll("paplay's stream") { try await self.sinkInput(of: child) != nil }
+        if let volume, let stream = try await sinkInput(of: child), stream.volume.contains(where: { $0 != volume }) {
+            let set = try await run("pactl", ["set-sink-input-volume", String(stream.index), String(volume)], environment: environment, timeout: 10)
+            guard set.status == 0 else { throw TestFailure("pactl set-sink-input-volume \(stream.index) \(volume): \(set.stderr)") }
+            try await waitForVolume(of: child, "at \(volume)") { $0?.allSatisfy { $0 == volume } == true }
+        }
         return child
     }
 

@@ -50,7 +50,8 @@ struct SoundServerPlayTests {
         let player = try world.play("shown", side: .left)
         try await player.waitUntilPlaying()
         let id = try await player.uniqueName()
-        try await sessionPoll("earshot status to show the output") { try await world.status().row(id)?.output.hasPrefix("pulseaudio-") == true }
+        let server = world.serverKind == .pipeWire ? "pipewire-" : "pulseaudio-"
+        try await sessionPoll("earshot status to show the output (\(server)…)") { try await world.status().row(id)?.output.hasPrefix(server) == true }
         // ALSA named with --device: said as such. ALSA's `default` (its pulse plugin, to this
         // world's server), which plays in real time: `null` takes a 20 s tone in 0.2 s, and
         // the player was gone before the status was read.

@@ -240,12 +240,6 @@ extension PulseAudioServer: SharedAudioServer {
 extension PipeWireServer: CapturableServer {
     public var captureLatencyMilliseconds: Int { 100 }
 
-    /// The format of the null sink this server made; another sink is not one it knows.
-    public func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int) {
-        guard name == sinkName else { throw TestFailure("\(name) is not the PipeWire harness's sink (\(sinkName)); its format is not known here") }
-        return (sampleRate, channels)
-    }
-
     /// PipeWire's null sink follows the graph's clock: nothing to wake.
     public func wakeIdleSink(_ name: String) throws {}
 }

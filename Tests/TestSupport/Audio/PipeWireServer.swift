@@ -22,6 +22,8 @@ public final class PipeWireServer: Sendable {
     /// `unix:SOCKET`, for `PULSE_SERVER` or ``AudioEngine.Configuration.soundServer``.
     public var address: String { "unix:" + socketPath }
     public let sinkName: String
+    /// The source that records what `sinkName` plays.
+    public var monitorName: String { sinkName + ".monitor" }
     public let sampleRate: Int
     public let channels: Int
     /// For a client of this server (`pactl`, `parec`, `earshot`): the runtime folder,
@@ -33,6 +35,8 @@ public final class PipeWireServer: Sendable {
     /// PipeWire clients the harness runs beside the daemons (``addMicrophone(_:)``).
     private let helpers = Locked<[Watchdog]>([])
     private let daemonEnvironment: [String: String]
+    /// The null sinks loaded with ``loadNullSink(name:sampleRate:channels:)``, by module index.
+    private let sinks = Locked<[Int: (name: String, sampleRate: Int, channels: Int)]>([:])
 
     /// Starts the three daemons, waits (up to `timeout` s) for `pactl info`, and loads the sink.
     public init(sinkName: String = "earshot_pw", sampleRate: Int = 48000, channels: Int = 2, timeout: Double = 15) throws {
@@ -93,6 +97,8 @@ public final class PipeWireServer: Sendable {
         old.stop()
         let fresh = try Watchdog("exec \"$1\" 2>>\"$2\"", ["pipewire-pulse", directory + "/pipewire-pulse.log"], environment: daemonEnvironment)
         daemons.withLock { $0[$0.count - 1] = fresh }
+        // The sinks it loaded were its own (its clients' objects go with it).
+        sinks.withLock { $0 = [:] }
         try Self.waitForPulse(environment: environment, directory: directory, timeout: timeout)
         let sinks = try runSync("pactl", ["list", "short", "sinks"], environment: environment).output
         if !sinks.contains(sinkName) {
@@ -170,7 +176,7 @@ public final class PipeWireServer: Sendable {
 extension PipeWireServer: SharedAudioServer {
     /// Whether `EARSHOT_TEST_SERVER=pipewire` makes this the shared in-process server
     /// (``withSharedAudio(isolation:idleTimeout:_:)``).
-    public static var isSharedServer: Bool { ProcessInfo.processInfo.environment["EARSHOT_TEST_SERVER"] == "pipewire" }
+    public static var isSharedServer: Bool { TestSoundServerKind.selected == .pipeWire }
 
     private static let sharedServer = Locked<PipeWireServer?>(nil)
 
@@ -204,5 +210,73 @@ extension PipeWireServer: SharedAudioServer {
     /// their own).
     public func reset() throws {
         try pactl("set-default-sink", sinkName)
+    }
+}
+
+// MARK: Outputs plugged in and out, and a crash
+
+extension PipeWireServer: TestSoundServer {
+    /// Loads another null sink through pipewire-pulse (`pactl load-module module-null-sink`)
+    /// and returns its module index once pipewire-pulse lists the sink (WirePlumber has seen
+    /// it by then, so it can be made the default).
+    public func loadNullSink(name: String, sampleRate: Int?, channels: Int?) throws -> Int {
+        let rate = sampleRate ?? self.sampleRate
+        let count = channels ?? self.channels
+        let output = try pactl("load-module", "module-null-sink", "sink_name=\(name)", "rate=\(rate)", "channels=\(count)")
+        guard let index = Int(output) else { throw TestFailure("load-module printed “\(output)”") }
+        sinks.withLock { $0[index] = (name, rate, count) }
+        let deadline = Date().addingTimeInterval(10)
+        while !(try sinkNames().contains(name)) {
+            if Date() > deadline { throw TestFailure("the null sink \(name) (module \(index)) did not appear within 10 s") }
+            usleep(5_000)
+        }
+        return index
+    }
+
+    /// Unloads a module; for a null sink, returns once pipewire-pulse no longer lists it.
+    public func unloadModule(_ index: Int) throws {
+        try pactl("unload-module", String(index))
+        guard let sink = sinks.withLock({ $0.removeValue(forKey: index) }) else { return }
+        let deadline = Date().addingTimeInterval(10)
+        while try sinkNames().contains(sink.name) {
+            if Date() > deadline { throw TestFailure("the null sink \(sink.name) (module \(index)) was still there 10 s after its unloading") }
+            usleep(5_000)
+        }
+    }
+
+    /// Makes `name` the default sink and returns once pipewire-pulse says it is: it asks
+    /// WirePlumber, which decides, so the change is not there when `pactl` returns.
+    public func setDefaultSink(_ name: String) throws {
+        try pactl("set-default-sink", name)
+        let deadline = Date().addingTimeInterval(10)
+        while try defaultSink() != name {
+            if Date() > deadline { throw TestFailure("\(name) did not become the default sink within 10 s (it is \(try defaultSink()))") }
+            usleep(5_000)
+        }
+    }
+
+    public func defaultSink() throws -> String {
+        try pactl("get-default-sink").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// ``restartPulseServer(timeout:)``: pipewire-pulse is the server a PulseAudio client
+    /// talks to.
+    public func restart(timeout: Double) throws {
+        try restartPulseServer(timeout: timeout)
+    }
+
+    /// The format of the main sink or of one from ``loadNullSink(name:sampleRate:channels:)``.
+    public func format(ofSink name: String) throws -> (sampleRate: Int, channels: Int) {
+        if name == sinkName { return (sampleRate, channels) }
+        guard let sink = sinks.value.values.first(where: { $0.name == name }) else {
+            throw TestFailure("\(name) is not a sink the PipeWire harness made; its format is not known here")
+        }
+        return (sink.sampleRate, sink.channels)
+    }
+
+    private func sinkNames() throws -> [String] {
+        try pactl("list", "short", "sinks").split(separator: "\n").compactMap { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).dropFirst().first.map(String.init)
+        }
     }
 }

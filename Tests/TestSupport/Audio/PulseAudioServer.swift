@@ -209,12 +209,8 @@ public final class PulseAudioServer: Sendable {
     /// defaults (44.1 kHz, rewinds on: what real sinks look like). `scripts/test` runs the
     /// in-process real-time suites once with each.
     public static var sharedConfiguration: (sampleRate: Int, rewinds: Bool) {
-        switch ProcessInfo.processInfo.environment["EARSHOT_TEST_SERVER"] {
-        case "pulseaudio-defaults": (44100, true)
-        case nil, "", "pulseaudio-48k-norewinds": (48000, false)
-        case "pipewire": (48000, false)  // only suites that need PulseAudio itself reach it
-        case let other?: fatalError("EARSHOT_TEST_SERVER=\(other): expected pulseaudio-48k-norewinds, pulseaudio-defaults or pipewire")
-        }
+        // `pipewire`: only suites that need PulseAudio itself reach this.
+        TestSoundServerKind.selected == .pulseAudioDefaults ? (44100, true) : (48000, false)
     }
 
     public static func shared() throws -> PulseAudioServer {

@@ -171,7 +171,12 @@ struct SoundServerPlayTests {
 
     @Test("the sound server restarts mid-play: earshot play pauses where it was, says why, and MPRIS says Paused")
     func serverRestart() async throws {
-        let world = try await SessionWorld(keepAwake: false)
+        // The first server's sink kept awake: the player starts before any capture, and an idle
+        // null sink with rewinds (PulseAudio's defaults) then takes a new stream at its own
+        // pace (paplay of a 2 s file took 3.9 s there, 2.0 s beside a keep-awake stream), so
+        // the position ran a second past what had been written and fell back to it at the kill.
+        // The restarted server's sink is woken by the capture that starts on it.
+        let world = try await SessionWorld()
         let player = try world.play("restart", side: .left, duration: 10)
         try await player.waitUntilPlaying()
         try await Task.sleep(for: .milliseconds(700))

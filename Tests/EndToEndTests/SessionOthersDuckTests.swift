@@ -271,6 +271,36 @@ struct SessionOthersDuckPipeWireTests {
     }
 }
 
+extension SessionOthersDuckPipeWireTests {
+    /// WirePlumber (as a desktop runs it; PulseAudio's module-stream-restore does the same)
+    /// gives a new stream the volume last set on a stream of the same `application.name`:
+    /// while the arbiter ducks an app, that is the ducked volume. The arbiter takes it for
+    /// the new stream's own and ducks it again (−20.92 dB), and at the end "restores" it to
+    /// the ducked volume, where the app then stays, and where its next streams start. Found
+    /// while running the session suites on PipeWire; the arbiter does not handle it yet.
+    @Test("a second stream of a ducked app, started at the ducked volume WirePlumber restored, is ducked once and restored to the app's volume")
+    func secondStreamOfADuckedApp() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let first = try await world.paplay(volume: nil, app: "radio")
+        let full: [UInt32] = [65536, 65536]
+        #expect(try await world.volume(of: first) == full)
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 4)],
+                              environment: world.environment)
+        try await world.waitForVolume(of: first, "ducked") { SessionOthersDuckTests.isDucked($0, from: full) }
+        let second = try await world.paplay(volume: nil, app: "radio")
+        try await settle(0.6)  // past the ramp of a duck
+        let whileDucked = try await world.volume(of: second)
+        #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
+        try await world.waitForVolume(of: first, "restored") { $0 == full }
+        try await settle(0.6)
+        let after = try await world.volume(of: second)
+        withKnownIssue("the arbiter takes a restored (ducked) volume for the stream's own") {
+            #expect(SessionOthersDuckTests.isDucked(whileDucked, from: full), "ducked once, as the app: \(String(describing: whileDucked))")
+            #expect(after == full, "restored to the app's volume: \(String(describing: after))")
+        }
+    }
+}
+
 /// One sink input, from `pactl list sink-inputs`.
 struct SinkInputVolume: Sendable {
     let index: Int
@@ -300,9 +330,10 @@ extension SinkInputWorld {
     /// volume, ducked or not. And pipewire-pulse 0.3.65 with WirePlumber leaves a new stream at
     /// the volume WirePlumber chose, not the one the client asked for (`--volume`): there the
     /// volume is set once the stream is up, as a user in a mixer would, and read back.
-    func paplay(volume: UInt32?, side: SessionSide = .right) async throws -> Child {
+    /// `app` names it (default: a name of its own).
+    func paplay(volume: UInt32?, side: SessionSide = .right, app: String? = nil) async throws -> Child {
         let tone = try SessionWorld.tone(side, frequency: 700, duration: 30)
-        var arguments = ["--client-name=other-\(UUID().uuidString.prefix(8).lowercased())", tone]
+        var arguments = ["--client-name=\(app ?? "other-\(UUID().uuidString.prefix(8).lowercased())")", tone]
         if let volume { arguments.insert("--volume=\(volume)", at: 0) }
         let child = try Child("paplay", arguments, environment: environment)
         try await sessionPoll("paplay's stream") { try await self.sinkInput(of: child) != nil }

@@ -152,7 +152,17 @@ struct SessionHostileTests {
         } catch {
             throw TestFailure("\(error); it printed \(music.lines)")
         }
-        try await sessionPoll("MPRIS to say Playing") { try await music.playbackStatus() == "Playing" }
+        let status = Locked<String?>(nil)
+        do {
+            try await sessionPoll("MPRIS to say Playing") {
+                let now = try await music.playbackStatus()
+                status.withLock { $0 = now }
+                return now == "Playing"
+            }
+        } catch {
+            throw TestFailure("\(error); MPRIS said \(status.value ?? "nothing"), the arbiter \(String(describing: try await music.session())); "
+                              + "it printed \(music.lines)")
+        }
         try await settle(1.0)
         let audio = try await capture.stop()
         #expect(try await music.session()?.producingSound == true)

@@ -19,8 +19,9 @@ extension AudioPlayer {
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         nowPlayingCenter.withLock { $0 = nowPlaying }
         titleFollower.withLock { $0 = engine.followTitle(of: nowPlaying) }
-        // A wrap restarts the elapsed time (MPRIS says Seeked). A queue's players are its own.
-        loopObserver.withLock { observer in
+        // A wrap restarts the elapsed time (MPRIS says Seeked); a pause settles where it was
+        // heard. A queue's players are its own.
+        positionObserver.withLock { observer in
             if observer == nil { observer = { [weak self] in self?.publishNowPlaying() } }
         }
         commands.addTransportTargets(for: self)

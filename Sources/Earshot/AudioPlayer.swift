@@ -110,7 +110,14 @@ public final class AudioPlayer: Sendable {
         }
         voice.setWrapHandler { [weak self] in
             guard let self else { return }
-            self.loopObserver.withLock { $0 }?()
+            self.positionObserver.withLock { $0 }?()
+            self.publishNowPlaying()
+        }
+        // A pause publishes the position the engine expects it to stop at; once the output
+        // says what was heard, the owner publishes that (MPRIS's Position while paused).
+        voice.setPauseSettledHandler { [weak self] in
+            guard let self, !self.voice.isPlaying else { return }
+            self.positionObserver.withLock { $0 }?()
             self.publishNowPlaying()
         }
         // Two sources of "waiting for data": the decoder's own word (a file's DataSupply)
@@ -339,9 +346,11 @@ public final class AudioPlayer: Sendable {
         set { voice.loops = newValue }
     }
 
-    /// Called after each wrap of a looping play is heard (a queue republishes its position:
-    /// a loop is a discontinuity, and MPRIS says `Seeked`). The engine reports the wrap.
-    let loopObserver = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Called when the position moved by itself, so that its owner publishes it again: after
+    /// each wrap of a looping play is heard (a loop is a discontinuity, and MPRIS says
+    /// `Seeked`), and when a pause has settled at the frame heard (see
+    /// `Voice.setPauseSettledHandler`). The engine reports both.
+    let positionObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// The engine's device clock, for ``play(atTime:)``.
     public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }

@@ -542,7 +542,8 @@ public final class QueuePlayer: Sendable {
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
         player.supplyObserver.withLock { $0 = { [weak self, weak player] starved in self?.supplyChanged(starved, of: player) } }
-        player.loopObserver.withLock { $0 = { [weak self] in self?.publish() } }  // a wrap restarts the elapsed time
+        // A wrap restarts the elapsed time; a pause settles at the frame heard.
+        player.positionObserver.withLock { $0 = { [weak self] in self?.publish() } }
         watch(player, item: item)
         watchStream(of: player)
         state.withLock { $0.player = player }

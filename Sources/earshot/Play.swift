@@ -53,11 +53,11 @@ struct Play: AsyncParsableCommand {
     var volume: Float = 1
 
     @Flag(help: ArgumentHelp(
-        "Let the sound server hold about a second of the sound (one local file only): it wakes "
-        + "the process a few times a second instead of about 60, and a pause, seek or volume "
-        + "change is still heard within 30 ms. Not yet the default: after a pause the position "
-        + "can be 5 to 11 ms ahead of what was heard."))
-    var longBuffer = false
+        "Keep the sound server's buffer short (about 64 ms) for one local file too. By default "
+        + "the server holds about a second of one local file's sound, so the process wakes a few "
+        + "times a second instead of about 60 (a queue, or a URL, keeps the short buffer); a pause, "
+        + "seek or volume change is heard within 30 ms either way."))
+    var shortBuffer = false
 
     @OptionGroup var sessionOptions: SessionOptions
 
@@ -73,15 +73,13 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // --long-buffer and one local file: the server holds a long buffer (a few wakeups a
-        // second while it plays); a pause, seek, stop or volume change is still heard at once.
-        // Not for a queue yet (see `musicBufferDuration`). Not the default: the position a
-        // pause leaves is 5–11 ms past what the sink played (SoundServerPlayTests'
-        // positionMatchesSink, whose bound is 10 ms, measured +6.3 … +10.6 ms with it and
-        // −1.4 … +1.4 ms without), where the engine's own frame at the pause matched the
-        // server's read index to the frame: the voices' mapping after a restart is off.
+        // One local file: the server holds a long buffer (a few wakeups a second while it
+        // plays); a pause, seek, stop or volume change is still heard at once, and a pause
+        // settles at the frame the sink played (SoundServerPlayTests' positionMatchesSink).
+        // Not for a queue yet (see `musicBufferDuration`: a change just after an item's end
+        // is heard a buffer late), nor for a URL (a network stream refills at its own pace).
         var engineConfiguration = AudioEngine.Configuration(device: device)
-        if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
+        if !shortBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
         AudioEngine.configureShared(engineConfiguration)
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer

@@ -139,6 +139,10 @@ extension AudioPlayerTests {
             try await other.setActive(true)
             try await eventually("the player to pause", timeout: 5) { !player.isPlaying }
             try await eventually("now playing to say paused", timeout: 2) { center.nowPlayingInfo?.playbackState == .paused }
+            // The pause publishes where it expects the sound to stop, then, once the output's
+            // flush said what was heard (one round trip to the server), that: a settle time,
+            // after which the position stands still.
+            try await sleep(0.2)
             let held = center.currentElapsedTime
             #expect(held > 0, "the position where it was paused")
             try await sleep(0.4)

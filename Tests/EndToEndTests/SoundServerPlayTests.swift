@@ -161,7 +161,10 @@ struct SoundServerPlayTests {
         let audio = try await capture.stop()
         let heard = audio.activeRegions(channel: SessionSide.left.channel).totalDuration
         sessionReport(String(format: "Position %.4f s while playing; %.4f s paused; the sink played %.4f s", playing, paused, heard))
-        #expect(abs(paused - heard) <= 0.010, "Position \(paused) s after the pause, the sink played \(heard) s")
+        // Paused, the position is where the engine put the voice once the flush said what the
+        // sink had played (its read index), to the frame: one local file plays on a long
+        // buffer, where the pause call's own estimate was 5–11 ms past it.
+        #expect(abs(paused - heard) <= 0.003, "Position \(paused) s after the pause, the sink played \(heard) s")
         // The pause took effect somewhere between sending it and playerctl's return.
         let earliest = paused - Self.seconds(pauseDone - readAt)
         let latest = paused - Self.seconds(pauseSent - readAt) + 0.030

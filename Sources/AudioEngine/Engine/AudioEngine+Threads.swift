@@ -344,6 +344,7 @@ extension AudioEngine {
             // The seek first: `currentTime` shows a pending seek before the pause's estimate.
             voice.seek(to: time, keepingRewind: true)
             voice.rewindOnFlush.store(false, ordering: .releasing)
+            voice.pauseSettled.store(true, ordering: .releasing)
         }
     }
 
@@ -550,6 +551,9 @@ extension AudioEngine {
             if wrapFrame != Int64.min, Double(wrapFrame) <= heardNow + 1,
                voice.heardWrapFrame.compareExchange(expected: wrapFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
                 voice.onWrapped.withLock { $0 }?()
+            }
+            if voice.pauseSettled.exchange(false, ordering: .acquiringAndReleasing) {
+                voice.onPauseSettled.withLock { $0 }?()
             }
             if voice.finishedFlag.exchange(false, ordering: .acquiring) {
                 // Rewind at once (a replay starts from the top); report when heard.

@@ -211,6 +211,15 @@ extension Voice {
         onWrapped.withLock { $0 = handler }
     }
 
+    /// Sets the callback called (on the engine's event thread) when a pause has settled:
+    /// the output dropped what it had not played and the voice went back to the frame the
+    /// listener reached. ``currentTime`` is then what was heard, where until then it was the
+    /// pause call's estimate (with a long server buffer, the device clock's interpolation
+    /// can be some milliseconds off). An owner that published the estimate publishes again.
+    public func setPauseSettledHandler(_ handler: (@Sendable () -> Void)?) {
+        onPauseSettled.withLock { $0 = handler }
+    }
+
     /// Sets the callbacks, called on the engine's event thread.
     public func setHandlers(onFinished: (@Sendable (Bool) -> Void)?, onError: (@Sendable (any Error) -> Void)?) {
         self.onFinished.withLock { $0 = onFinished }

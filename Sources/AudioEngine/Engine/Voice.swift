@@ -115,10 +115,15 @@ public final class Voice: @unchecked Sendable {
     /// The engine frame where the last wrap of a looping play sounds, until the event thread
     /// has reported it heard; `Int64.min` when nothing is pending. Set by the render thread.
     let heardWrapFrame = Atomic<Int64>(Int64.min)
+    /// Set by the render thread when a pause's flush put the voice back to the frame the
+    /// listener reached (``currentTime`` is exact from then on, where it was the pause call's
+    /// estimate before), until the event thread has reported it.
+    let pauseSettled = Atomic<Bool>(false)
 
     /// Events, called on the engine's event thread.
     let onStarted = Mutex<(@Sendable () -> Void)?>(nil)
     let onWrapped = Mutex<(@Sendable () -> Void)?>(nil)
+    let onPauseSettled = Mutex<(@Sendable () -> Void)?>(nil)
     let onFinished = Mutex<(@Sendable (_ successfully: Bool) -> Void)?>(nil)
     let onError = Mutex<(@Sendable (any Error) -> Void)?>(nil)
     /// A decode error met by the reader, reported when the voice finishes.

@@ -1,0 +1,49 @@
+import Earshot
+import AudioEngine
+import MPRIS
+import Foundation
+import Testing
+import TestSupport
+
+/// A pause publishes where the engine expects the sound to stop: the device clock read at
+/// the call, plus what the output will still play. With a long server buffer that estimate
+/// was 5–11 ms past what the sink played (the clock's interpolation between the server's
+/// rare timing updates), and MPRIS kept it. The engine then finds the exact frame (the
+/// server's read index after the flush) and puts the voice there; the player publishes
+/// that. Part of the `AudioPlayerTests` suite, so that `scripts/test` runs it in the
+/// real-time audio pass.
+extension AudioPlayerTests {
+    @Test("after a pause on a long buffer, the now-playing elapsed time settles at currentTime, what the sink played", arguments: [false, true])
+    func pausePublishesSettledPosition(queued: Bool) async throws {
+        var configuration = AudioEngine.Configuration()
+        configuration.musicBufferDuration = 1
+        configuration.idleRelease = 0.5
+        let engine = AudioEngine(configuration: configuration)
+        let url = URL(fileURLWithPath: try TestSignals.sine(frequency: 700, duration: 4))
+        let center = NowPlayingInfoCenter()
+        // Both owners: a player connected by itself, and a queue (what `earshot play` is).
+        let player = try AudioPlayer(contentsOf: url, engine: engine)
+        let queue = try QueuePlayer(urls: [url], names: nil, engine: engine)
+        if queued {
+            queue.connect(to: center, commands: RemoteCommandCenter())
+        } else {
+            player.connect(to: center, commands: RemoteCommandCenter())
+            #expect(player.prepareToPlay())
+        }
+        let currentTime = { queued ? queue.currentTime : player.currentTime }
+        let audio = try await captured {
+            if queued { queue.play() } else { #expect(player.play()) }
+            try await sleep(1.2)  // past the first requests: the long buffer is full
+            if queued { queue.pause() } else { player.pause() }
+            try await sleep(0.4)
+        }
+        let published = try #require(center.nowPlayingInfo?.elapsedTime)
+        let heard = audio.activeRegions().totalDuration
+        let position = currentTime()
+        print(String(format: "pause on a long buffer (%@): published %.4f s, currentTime %.4f s, the sink played %.4f s",
+                     queued ? "queue" : "player", published, position, heard))
+        #expect(abs(published - position) < 0.0001, "published \(published) s, currentTime \(position) s")
+        // The capture starts before the play, so the whole sound is in it.
+        #expect(abs(position - heard) < 0.003, "currentTime \(position) s, the sink played \(heard) s")
+    }
+}

@@ -89,6 +89,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
             wrapPending = false
             voice.renderHasStarted = false
+            voice.awaitingStart.store(true, ordering: .releasing)
             voice.renderEndFrame = .min
             voice.position.store(target)
             voice.clock.clear()

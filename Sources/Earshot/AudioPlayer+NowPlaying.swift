@@ -43,7 +43,9 @@ extension AudioPlayer {
         guard let center = nowPlayingCenter.withLock({ $0 }) else { return }
         let playing = isPlaying
         let elapsed = position ?? currentTime
-        let rate = playing ? (enableRate ? Double(self.rate) : 1) : 0
+        // Until its start is heard the position stands still: the center must not
+        // extrapolate it from now (the start's republish would then look like a seek).
+        let rate = playing && !voice.isWaitingToBeHeard ? (enableRate ? Double(self.rate) : 1) : 0
         let (name, duration) = (url?.deletingPathExtension().lastPathComponent ?? "audio", duration)
         center.update { info in
             var current = info ?? NowPlayingInfo(title: name, duration: duration)

@@ -716,7 +716,10 @@ public final class QueuePlayer: Sendable {
         info.elapsedTime = atEnd ? item.duration : player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count
-        info.playbackRate = (playing || wantsToPlay) && !atEnd ? Double(rate) : 0
+        // Not before the player's start is heard (the output opening, the sink waking): the
+        // position stands still until then, and MPRIS extrapolates from the rate.
+        let heard = !(player?.voice.isWaitingToBeHeard ?? false)
+        info.playbackRate = (playing || wantsToPlay) && !atEnd && heard ? Double(rate) : 0
         info.defaultPlaybackRate = Double(rate)
         info.volume = Double(volume)
         info.repeatMode = repeatMode

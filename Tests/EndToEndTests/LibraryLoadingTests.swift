@@ -32,12 +32,17 @@ struct LibraryLoadingTests {
         #expect(refused.stderr.contains("cannot open audio device “null”: libasound.so.2 cannot be loaded: "), "\(refused.stderr)")
     }
 
-    @Test("without libspeexdsp, a file at the engine's rate plays and one that needs resampling fails naming the library")
+    @Test("without libspeexdsp, files at the engine's rate and at common rates play (the engine's own filter resamples them); one at an odd rate, which needs speexdsp, fails naming the library")
     func withoutSpeexDSP() async throws {
         let directory = try HiddenLibrary.scratch("nospeex")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let same = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 48000)
-        let other = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 22050)
+        let common = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 22050)
+        // 48000/11127 reduces to 16000/3709: a table of 16000 phases is too large for the
+        // polyphase filter, so speexdsp resamples it.
+        let other = try TestSignals.sine(frequency: 440, duration: 0.3, sampleRate: 11127)
+        let resampled = try await Self.withoutLibrary("libspeexdsp.so.1", in: directory, ["play", "--device", "null", "--implicit-session", common])
+        #expect(resampled.status == 0, "\(resampled.stderr)")
         let played = try await Self.withoutLibrary("libspeexdsp.so.1", in: directory, ["play", "--device", "null", "--implicit-session", same])
         #expect(played.status == 0, "\(played.stderr)")
         let refused = try await Self.withoutLibrary("libspeexdsp.so.1", in: directory, ["play", "--device", "null", "--implicit-session", other])

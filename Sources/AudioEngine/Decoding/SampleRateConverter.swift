@@ -13,8 +13,8 @@ public struct SampleRateConverterError: Error, Sendable, Hashable, CustomStringC
 }
 
 /// Streaming sample-rate conversion of interleaved Float32: a polyphase windowed-sinc filter
-/// of the engine's own (``PolyphaseFilter``) for mono and stereo at `.medium` where the
-/// ratio's table is small (every pair of common rates), and otherwise the speexdsp
+/// of the engine's own (``PolyphaseFilter``) for mono and stereo at `.fastest` and `.medium`
+/// where the ratio's table is small (every pair of common rates), and otherwise the speexdsp
 /// resampler (the resampler PulseAudio uses by default).
 ///
 /// ``process(input:inputFrames:output:outputCapacity:endOfInput:)`` neither allocates nor locks:
@@ -33,17 +33,18 @@ public final class SampleRateConverter: @unchecked Sendable {
         /// The polyphase filter with 96 taps, flat to 0.44 of the lower rate, 100 dB stopband
         /// (speexdsp at quality 5 where the ratio has no table).
         case medium
-        /// speexdsp at quality 3. (The polyphase filter's 48-tap design, `PolyphaseFilter.Design.fast`,
-        /// cost a third of it for 32 players, but with it `earshot play` of a 44.1 kHz file
-        /// reported its position frozen at the start, while in process the same player's
-        /// position moved on; the cause is not found, so players resample with speexdsp.)
+        /// The polyphase filter with 48 taps, flat to 0.40 of the lower rate, 90 dB stopband
+        /// (speexdsp at quality 3 where the ratio has no table). What players use: 32 players of
+        /// 44.1 kHz FLAC took 7.0 % of a core with it and 14.7 % with speexdsp at quality 3
+        /// (`earshot-bench players --count 32 --seconds 8`, release build, medians of three
+        /// alternating runs each, 2026-11-26).
         case fastest
 
         var design: PolyphaseFilter.Design? {
             switch self {
             case .best: nil
             case .medium: .medium
-            case .fastest: nil
+            case .fastest: .fast
             }
         }
 

@@ -541,6 +541,8 @@ extension AudioEngine {
             let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
             if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
                voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
+                // Before the handler: an owner that republishes its position there sees it moving.
+                voice.awaitingStart.store(false, ordering: .releasing)
                 voice.onStarted.withLock { $0 }?()
             }
             let starved = voice.supplyStarved.load(ordering: .acquiring)

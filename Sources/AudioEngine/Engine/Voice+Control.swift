@@ -93,6 +93,14 @@ extension Voice {
 
     public var isPlaying: Bool { playState.load(ordering: .acquiring) == PlayState.playing.rawValue }
 
+    /// Whether the voice plays but its first frame since it (re)started (a first play, a play
+    /// after a seek, a rate change or its end, a seek while playing) has not been heard yet:
+    /// the output may still be opening, the sink waking, the ring filling. Meanwhile
+    /// ``currentTime`` stands still; it moves on from the moment the start handler (see
+    /// ``setStartHandler(_:)``) is called. A now-playing center that extrapolates the position
+    /// from the time of an update should not extrapolate it before then.
+    public var isWaitingToBeHeard: Bool { isPlaying && awaitingStart.load(ordering: .acquiring) }
+
     /// The playback position in seconds of the file's timeline: what is heard now, by the
     /// output's timing (a sound server's includes its latency), not what was last mixed.
     public var currentTime: Double {
@@ -116,6 +124,8 @@ extension Voice {
     func seek(to seconds: Double, keepingRewind: Bool) {
         if !keepingRewind { rewindOnFlush.store(false, ordering: .releasing) }
         let target = seconds.isFinite ? min(max(0, seconds), max(0, duration)) : 0
+        // The reader starts the ring again from the target: the next start is to be heard.
+        awaitingStart.store(true, ordering: .releasing)
         seekTarget.store(target)
         seekGeneration.add(1, ordering: .releasing)
         engine.readerWake.signal()

@@ -112,6 +112,13 @@ public final class Voice: @unchecked Sendable {
     /// The engine frame where the voice began to sound after its last (re)start, until the
     /// event thread has reported it heard; `Int64.min` when nothing is pending.
     let heardStartFrame = Atomic<Int64>(Int64.min)
+    /// Whether the voice's next start (its first play, or a play after a seek, a rate change
+    /// or its end: whenever its ring starts again) has not been heard yet. Set by whoever
+    /// starts the ring again (the app's seek, the reader's restart, the render thread at the
+    /// end); cleared by the event thread when it reports the start heard. Until then a playing
+    /// voice's position stands still (the output is opening, the sink waking, or the ring
+    /// filling), so ``isWaitingToBeHeard`` tells an owner not to extrapolate it yet.
+    let awaitingStart = Atomic<Bool>(true)
     /// The engine frame where the last wrap of a looping play sounds, until the event thread
     /// has reported it heard; `Int64.min` when nothing is pending. Set by the render thread.
     let heardWrapFrame = Atomic<Int64>(Int64.min)
@@ -247,6 +254,7 @@ public final class Voice: @unchecked Sendable {
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {
                 renderHasStarted = false
+                awaitingStart.store(true, ordering: .releasing)
                 playState.store(PlayState.stopped.rawValue, ordering: .releasing)
                 endFrame.store(firstFrame + Int64(offset + got), ordering: .relaxed)
                 engine.noteVoiceEnded(atFrame: firstFrame + Int64(offset + got))

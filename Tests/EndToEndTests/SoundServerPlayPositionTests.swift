@@ -1,0 +1,73 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// `earshot play` of a 44.1 kHz file on a freshly started PulseAudio, as a user drives it by
+/// hand: MPRIS Position from the play to the end of the first seconds. Part of the
+/// `SoundServerPlayTests` suite (the multi-process real-time pass).
+extension SoundServerPlayTests {
+    @Test("on a sink that starts late, earshot play's MPRIS Position never goes back and, once it moves, runs with the clock; no Seeked")
+    func positionFromALateStart() async throws {
+        // A server of its own, just started, at PulseAudio's defaults but 48 kHz (so the file
+        // is resampled) and with no keep-alive stream: its idle null sink sleeps out its first
+        // 2 s block, so the first stream to start there waits up to that long to be heard,
+        // as a sink that wakes slowly does. Before the fix the position ran from the play call,
+        // then jumped back to the start (with Seeked) when the first frame was heard.
+        let server = try PulseAudioServer(rewinds: true)
+        let bus = try PrivateBus()
+        var environment = server.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let client = try DBusConnection(.address(bus.address))
+        defer { client.close() }
+        let seeks = Locked<[Int64]>([])
+        _ = try await client.subscribe(MatchRule(interface: MPRIS.player, member: "Seeked", path: MPRIS.path)) { message in
+            if case .int64(let position)? = (try? message.arguments())?.first { seeks.withLock { $0.append(position) } }
+        }
+        let file = try TestSignals.sine(frequency: 440, duration: 15, sampleRate: 44100)
+        let player = try Child(Paths.earshot, ["play", "--name", "latestart", file], environment: environment)
+        defer { player.kill(SIGKILL) }
+        let name = MPRIS.namePrefix + "latestart"
+        /// Position, and when it was read: between sending the call and its reply, whose
+        /// round trip bounds the error of taking the middle.
+        @Sendable func position() async throws -> (seconds: Double, at: ContinuousClock.Instant, roundTrip: Double) {
+            let sent = ContinuousClock.now
+            let reply = try await client.call(destination: name, path: MPRIS.path, interface: StandardInterface.properties,
+                                              method: "Get", [.string(MPRIS.player), .string("Position")])
+            let received = ContinuousClock.now
+            return (Double(try #require(reply.first?.unwrapped.int64)) / 1e6, sent + (received - sent) / 2, Self.seconds(received - sent))
+        }
+        try await eventually("earshot play to publish its player, Playing", timeout: 10) {
+            let reply = try? await client.call(destination: name, path: MPRIS.path, interface: StandardInterface.properties,
+                                               method: "Get", [.string(MPRIS.player), .string("PlaybackStatus")])
+            return reply?.first?.unwrapped.string == "Playing"
+        }
+        // Position every 100 ms, until it has moved for 3 s (past the sink's first block).
+        var samples: [(seconds: Double, at: ContinuousClock.Instant, roundTrip: Double)] = []
+        let giveUp = ContinuousClock.now + .seconds(10)
+        var movedAt: ContinuousClock.Instant?
+        while ContinuousClock.now < giveUp {
+            let sample = try await position()
+            samples.append(sample)
+            if movedAt == nil, sample.seconds > 0.05 { movedAt = sample.at }
+            if let movedAt, sample.at - movedAt >= .seconds(3) { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(player.isRunning, "earshot play exited early: \(player.stderr)")
+        let table = samples.map { String(format: "%.3f", $0.seconds) }.joined(separator: " ")
+
+        #expect(seeks.value.isEmpty, "Seeked during a plain play, to \(seeks.value) µs; Position: \(table)")
+        for (before, after) in zip(samples, samples.dropFirst()) {
+            #expect(after.seconds >= before.seconds - 0.005, "Position went back from \(before.seconds) s to \(after.seconds) s: \(table)")
+        }
+        // From the first sample that moved, it runs with the clock (the sink plays in real time).
+        let moving = try #require(samples.firstIndex { $0.seconds > 0.05 }, "Position never moved: \(table)")
+        let (first, last) = (samples[moving], samples[samples.count - 1])
+        let wall = Self.seconds(last.at - first.at)
+        #expect(wall >= 2.9, "Position moved only for \(wall) s in 10 s: \(table)")
+        #expect(abs((last.seconds - first.seconds) - wall) <= 0.05 + (first.roundTrip + last.roundTrip) / 2,
+                "Position ran \(last.seconds - first.seconds) s in \(wall) s (round trips \(first.roundTrip) s, \(last.roundTrip) s): \(table)")
+        player.kill(SIGTERM)
+        #expect(try await player.wait(timeout: 10) == 0, "\(player.stderr)")
+    }
+}

@@ -169,6 +169,22 @@ extension AudioEngine {
                         return .none
                     }
                 }
+                // A long buffer's first write is the whole buffer in one burst: a voice whose
+                // reader has not primed it yet would sit that burst out and start up to a
+                // buffer (a second) late, after silence (`earshot play` of one FLAC file was
+                // heard 1.09 s after the command). So the stream waits for the voices that
+                // play, a while at most; a short buffer's first period costs little.
+                if device.request.longBuffer, !playingVoicesReady() {
+                    let now = MonotonicClock.seconds()
+                    let deadline = state.startDeadline ?? now + AudioEngine.longBufferPrimeWait
+                    state.startDeadline = deadline
+                    if now < deadline {
+                        startAwaitsVoices.store(true, ordering: .releasing)
+                        return .seconds(deadline - now)
+                    }
+                }
+                state.startDeadline = nil
+                startAwaitsVoices.store(false, ordering: .releasing)
                 let rate = Double(state.rate)
                 // Frame index F is heard at device time F / rate, across stops and reopens.
                 state.framesWritten = Int64((deviceCurrentTime * rate).rounded())
@@ -269,7 +285,7 @@ extension AudioEngine {
         let now = MonotonicClock.seconds()
         let deadline = state.restartDeadline ?? now + 0.05
         state.restartDeadline = deadline
-        if now < deadline, !restartVoicesReady() { return .seconds(deadline - now) }
+        if now < deadline, !playingVoicesReady() { return .seconds(deadline - now) }
         state.restartDeadline = nil
         restartRequested.store(false, ordering: .releasing)
         let rate = Double(state.rate)
@@ -285,9 +301,14 @@ extension AudioEngine {
         return nil
     }
 
-    /// Whether every playing voice has what a restart needs: its seek applied and its ring
-    /// primed (or nothing to decode).
-    private func restartVoicesReady() -> Bool {
+    /// How long a long buffer's first write waits for the playing voices to be primed
+    /// before it goes ahead with what they have (see `primeFrames`): decoding a buffer and a
+    /// half of FLAC and resampling it took 10–30 ms in a release build here.
+    static let longBufferPrimeWait = 0.5
+
+    /// Whether every playing voice has what a stream start or restart needs: its seek
+    /// applied and its ring primed (or nothing to decode).
+    private func playingVoicesReady() -> Bool {
         forEachVoice { voice in
             guard voice.playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue else { return true }
             return voice.seekGeneration.load(ordering: .acquiring) == voice.appliedSeekGeneration.load(ordering: .acquiring)
@@ -313,6 +334,12 @@ extension AudioEngine {
         guard longBufferActive.load(ordering: .acquiring), streamRunning.load(ordering: .acquiring) else { return }
         restartRequested.store(true, ordering: .releasing)
         renderWake.signal()
+    }
+
+    /// Reader thread, as a voice becomes primed: wakes the render thread if a restart or a
+    /// long buffer's start waits for the voices.
+    func wakeRenderIfAwaitingVoices() {
+        if restartRequested.load(ordering: .acquiring) || startAwaitsVoices.load(ordering: .acquiring) { renderWake.signal() }
     }
 
     /// Render thread: a voice's last frame is mixed at engine frame `frame`.
@@ -615,6 +642,8 @@ struct RenderState {
     var idleSince: Double?
     /// While a restart waits for its voices: when it goes ahead regardless.
     var restartDeadline: Double?
+    /// While a long buffer's start waits for its voices: when it goes ahead regardless.
+    var startDeadline: Double?
     /// The rate of the output taken last: the clock and `framesWritten` count in it.
     var rate: Int
 

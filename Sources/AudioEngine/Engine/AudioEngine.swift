@@ -184,6 +184,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// A change to what is heard while a long buffer plays: the render thread drops what the
     /// server has not played and mixes again from there (see `restartIfRequested`).
     let restartRequested = Atomic<Bool>(false)
+    /// A long buffer's stream start waits for its voices to be primed (render thread sets
+    /// and clears it): the reader then wakes the render thread as a voice becomes primed.
+    let startAwaitsVoices = Atomic<Bool>(false)
     /// The latest engine frame at which a voice ended (render thread): a restart cannot go
     /// back before it (the ended voice is gone from the mix).
     let lastVoiceEnd = Atomic<Int64>(.min)

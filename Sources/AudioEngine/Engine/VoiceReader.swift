@@ -273,8 +273,10 @@ final class VoiceReader: @unchecked Sendable {
         if !voice.primed.load(ordering: .relaxed),
            voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity - 2 * VoiceReader.blockFrames) {
             voice.primed.store(true, ordering: .releasing)
-            // A restart (see `AudioEngine.restartPending`) waits for the voices it plays.
-            if voice.engine.restartRequested.load(ordering: .acquiring) { voice.engine.renderWake.signal() }
+            // A restart, or a long buffer's start, waits for the voices it plays (see
+            // `AudioEngine.playingVoicesReady`). Only then: a stray wake would take the
+            // render thread out of a long buffer's pulling.
+            voice.engine.wakeRenderIfAwaitingVoices()
         }
     }
 
@@ -295,7 +297,7 @@ final class VoiceReader: @unchecked Sendable {
         setStarved(voice, false)
         defer {
             voice.primed.store(true, ordering: .releasing)
-            if voice.engine.restartRequested.load(ordering: .acquiring) { voice.engine.renderWake.signal() }
+            voice.engine.wakeRenderIfAwaitingVoices()
         }
         let duration = file.format.duration ?? mediaTime
         _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: failure == nil ? duration : mediaTime,

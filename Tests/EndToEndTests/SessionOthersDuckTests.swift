@@ -381,6 +381,38 @@ extension SessionOthersDuckTests {
         #expect(!FileManager.default.fileExists(atPath: world.arbiterStateFile), "the state file outlived the ducking")
         daemon.kill(SIGKILL)
     }
+
+    /// The user's volume, set on the app's ducked stream, is the app's from then on: the
+    /// server starts the app's next stream at it, and that stream is the app's own volume
+    /// to duck from and to put back.
+    @Test("with the server's stream restore: the user sets a ducked app's volume, the app starts another stream at it; the user's volume stands on the first, and the second is ducked from it and restored to it")
+    func userVolumeThenSecondStreamWithStreamRestore() async throws {
+        let world = try await SessionWorld()
+        if world.serverKind.isPulseAudio {
+            let loaded = try await run("pactl", ["load-module", "module-stream-restore"], environment: world.environment, timeout: 10)
+            try #require(loaded.status == 0, "pactl load-module module-stream-restore: \(loaded.stderr)")
+        }
+        let daemon = try await world.daemon()
+        let first = try await world.paplay(volume: Self.original, app: "radio")
+        let music = try world.play("music", side: .left, duration: 4, duck: true)
+        try await world.waitForVolume(of: first, "ducked") { Self.isDucked($0, from: [Self.original, Self.original]) }
+        try await settle(0.4)  // past the ramp
+        let index = try #require(try await world.sinkInput(of: first)?.index)
+        let user: [UInt32] = [52_000, 52_000]
+        _ = try await run("pactl", ["set-sink-input-volume", String(index), String(user[0])], environment: world.environment, timeout: 10)
+        try await world.waitForVolume(of: first, "at the user's volume") { $0 == user }
+        let second = try await world.paplay(volume: nil, app: "radio")
+        try await settle(0.6)  // past the ramp of a duck
+        let whileDucked = try await world.volume(of: second)
+        try #require(music.process.isRunning, "the duck ended too soon to tell")
+        #expect(Self.isDucked(whileDucked, from: user), "ducked from the user's volume: \(String(describing: whileDucked))")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: second, "restored to the user's volume") { $0 == user }
+        try await settle(0.5)
+        #expect(try await world.volume(of: first) == user, "the arbiter undid the user's volume")
+        #expect(try await world.volume(of: second) == user)
+        daemon.kill(SIGKILL)
+    }
 }
 
 /// One sink input, from `pactl list sink-inputs`.

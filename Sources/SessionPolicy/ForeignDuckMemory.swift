@@ -39,6 +39,7 @@ public struct ForeignDuckMemory: Sendable, Hashable {
     /// The groups, least recently remembered first.
     private var order: [String] = []
 
+    /// A memory that holds nothing.
     public init() {}
 
     /// The properties ``group(of:)`` looks at, in its order.

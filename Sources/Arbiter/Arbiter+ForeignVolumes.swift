@@ -24,6 +24,8 @@ struct DuckedStream: Sendable {
     var inFlight = false
     /// Taken over from the state file (a previous arbiter ducked it).
     var adopted = false
+    /// The server's restore group of the stream (``PlaybackStream/group``).
+    var group: String?
 
     var top: Int { max(ladder.count - 1, 0) }
 }
@@ -34,6 +36,15 @@ struct DuckedStream: Sendable {
 /// streams that start meanwhile are lowered too. When the ducking ends each is ramped back
 /// to exactly the volume it had, unless its volume is no longer the one the arbiter set:
 /// then the user changed it, and the user's volume stands.
+///
+/// The server remembers the volume last set on a stream of a restore group and starts the
+/// group's next stream at it (PulseAudio's module-stream-restore, WirePlumber's
+/// restore-stream): while an app is ducked, its new stream comes in ducked. Such a stream
+/// takes the ladder of the duck it came in at (``ForeignDuckMemory``): it is not ducked
+/// again, and it is restored to the volume the app had before the duck. The memory outlives
+/// the group's last ducked stream when that stream goes while ducked (the server still
+/// holds the ducked volume): a stream of the group that starts at it later is taken in the
+/// same way, during the duck or after it (then it is put back at once).
 ///
 /// Every read and set goes through the ``PlaybackStreamWatcher``'s libpulse connection,
 /// without waiting: each step is a compare-and-set queued there, and its result comes back
@@ -101,17 +112,22 @@ extension Arbiter {
                     changed = true
                     continue
                 }
+                if entry.group == nil, let group = stream.group {
+                    s.ducked[index]?.group = group
+                    if entry.adopted { s.duckMemory.remember(entry.ladder, for: group) }
+                }
                 if entry.ladder.isEmpty || (entry.adopted && holdAdopted) { continue }
                 let wanted = gain != nil && !earshot.contains(entry.pid) ? entry.top : 0
                 s.ducked[index]?.target = wanted
                 if !entry.inFlight && (entry.position != wanted || wanted == 0) { advance.append(index) }
             }
-            if gain != nil {
-                for (index, stream) in s.streams.sorted(by: { $0.key < $1.key })
-                where s.ducked[index] == nil && Arbiter.duckable(stream, earshot: earshot) {
-                    s.ducked[index] = DuckedStream(pid: stream.pid, ladder: [], position: nil, inFlight: true)
-                    read.append(index)
-                }
+            // While ducking, every other app's stream; after, those of a group whose server
+            // may still hold a ducked volume (their read tells).
+            for (index, stream) in s.streams.sorted(by: { $0.key < $1.key })
+            where s.ducked[index] == nil && Arbiter.duckable(stream, earshot: earshot)
+                && (gain != nil || stream.group.map { s.duckMemory.remembers($0) } == true) {
+                s.ducked[index] = DuckedStream(pid: stream.pid, ladder: [], position: nil, inFlight: true, group: stream.group)
+                read.append(index)
             }
             return (read, advance, changed)
         }
@@ -150,19 +166,34 @@ extension Arbiter {
         }
     }
 
-    /// The volume of a stream about to be ducked: its ladder is made and saved before the
-    /// first set.
+    /// The volume of a stream about to be ducked (or, after the ducking, of a stream that
+    /// may have come in at a ducked volume): its ladder is made and saved before the first
+    /// set. A volume the arbiter set on a stream of the same restore group is not the
+    /// stream's own: it takes that duck's ladder, on the rung it came in at.
     private func originalRead(_ index: UInt32, _ result: PlaybackStreamWatcher.VolumeUpdate) {
         let ready = state.withLock { s -> Bool in
             guard var entry = s.ducked[index], entry.ladder.isEmpty else { return false }
-            guard case .kept(let before) = result, let gain = s.policy.foreignStreamGain, !s.volumesStopped else {
+            guard case .kept(let before) = result, !s.volumesStopped else {
                 s.ducked[index] = nil
                 return false
             }
-            let duck = ForeignStreamDuck(original: before)
-            entry.ladder = [before] + duck.rampSteps(to: gain, steps: Arbiter.duckRampSteps)
-            entry.position = 0
-            entry.target = entry.top
+            let gain = s.policy.foreignStreamGain
+            if let group = entry.group, let inherited = s.duckMemory.inherited(by: before, in: group) {
+                entry.ladder = inherited.ladder
+                entry.position = inherited.rung
+            } else if let gain {
+                let duck = ForeignStreamDuck(original: before)
+                entry.ladder = [before] + duck.rampSteps(to: gain, steps: Arbiter.duckRampSteps)
+                entry.position = 0
+                if let group = entry.group { s.duckMemory.remember(entry.ladder, for: group) }
+            } else {
+                // Not ducking, and its volume is its own: the server holds no ducked volume
+                // for its group any more.
+                s.ducked[index] = nil
+                if let group = entry.group { Arbiter.forgetIfIdle(group, &s) }
+                return false
+            }
+            entry.target = gain != nil ? entry.top : 0
             entry.inFlight = false
             s.ducked[index] = entry
             return true
@@ -182,6 +213,7 @@ extension Arbiter {
             if entry.position == entry.target {
                 if entry.target == 0 {
                     s.ducked[index] = nil
+                    if let group = entry.group { Arbiter.forgetIfIdle(group, &s) }
                     removed = true
                 }
                 return nil
@@ -207,24 +239,37 @@ extension Arbiter {
     }
 
     private func stepped(_ index: UInt32, to rung: Int, _ result: PlaybackStreamWatcher.VolumeUpdate) {
-        let (more, finished) = state.withLock { s -> (Bool, Bool) in
-            guard var entry = s.ducked[index] else { return (false, false) }
+        let (more, finished, rebased) = state.withLock { s -> (Bool, Bool, Bool) in
+            guard var entry = s.ducked[index] else { return (false, false, false) }
             guard case .set = result else {
+                if case .kept(let current) = result, let group = entry.group,
+                   let inherited = s.duckMemory.inherited(by: current, in: group) {
+                    // The server put the volume it remembers for the group (a restore that
+                    // came after the arbiter read the stream): the stream is on that duck.
+                    entry.ladder = inherited.ladder
+                    entry.position = inherited.rung
+                    entry.inFlight = false
+                    s.ducked[index] = entry
+                    return (false, true, true)
+                }
                 // Not the volume the arbiter set (the user's stands), or gone.
                 s.ducked[index] = nil
-                return (false, true)
+                if case .kept = result, let group = entry.group { Arbiter.forgetIfIdle(group, &s) }
+                return (false, true, false)
             }
             entry.position = rung
             if rung == entry.target {
                 entry.inFlight = false
                 s.ducked[index] = rung == 0 ? nil : entry
-                return (false, rung == 0)
+                if rung == 0, let group = entry.group { Arbiter.forgetIfIdle(group, &s) }
+                return (false, rung == 0, false)
             }
             // Still "in flight" until the next step: a reconcile meanwhile must not step early.
             s.ducked[index] = entry
-            return (true, false)
+            return (true, false, false)
         }
         if finished { saveForeignVolumes() }
+        if rebased { stepForeignVolume(index) }
         if more {
             _ = clock.schedule(after: Arbiter.duckRampInterval, on: connection) { [weak self] in
                 guard let self else { return }
@@ -232,6 +277,14 @@ extension Arbiter {
                 self.stepForeignVolume(index)
             }
         }
+    }
+
+    /// Forgets what was set on `group`'s streams once none of them is ducked any more: the
+    /// server's volume for the group is then one the arbiter put back, or the user's. (A
+    /// stream that went while ducked leaves it remembered: the server still holds the ducked
+    /// volume.)
+    private static func forgetIfIdle(_ group: String, _ s: inout State) {
+        if !s.ducked.values.contains(where: { $0.group == group }) { s.duckMemory.forget(group) }
     }
 
     /// Writes the ducked streams and the paused players to the state file (bus thread).

@@ -140,6 +140,9 @@ public final class Arbiter: Sendable {
         var streamsKnown = false
         /// Other apps' streams whose volume the arbiter changed, by sink-input index.
         var ducked: [UInt32: DuckedStream] = [:]
+        /// The ladders set on other apps' streams, by the server's restore group: a new
+        /// stream of a group may start at one of them (``ForeignDuckMemory``).
+        var duckMemory = ForeignDuckMemory()
         /// No more volume changes: stopped, or the process is exiting.
         var volumesStopped = false
         /// Players a previous arbiter paused (its state file), by the session it paused

@@ -1,5 +1,6 @@
 internal import CPulse
 internal import PulseSupport
+import SessionPolicy
 import Synchronization
 
 #if canImport(Glibc)
@@ -19,6 +20,9 @@ struct PlaybackStream: Sendable, Hashable {
     var volume: [UInt32] = []
     /// Whether its volume can be set (`volume_writable`).
     var volumeWritable = false
+    /// The key under which the server remembers its volume (``ForeignDuckMemory/group(of:)``),
+    /// `nil` when it has none.
+    var group: String?
 
     /// Whether it counts as the app's sound: running, and not an event sound.
     var isSounding: Bool { !corked && role != "event" && pid > 0 }
@@ -204,8 +208,13 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
         }
         let pid = property("application.process.id").flatMap { Int64($0) } ?? -1
         let volume = info.has_volume != 0 ? Self.channels(of: info.volume) : []
+        var keys: [String: String] = [:]
+        for key in ForeignDuckMemory.groupKeys {
+            keys[key] = property(key)
+        }
         return PlaybackStream(pid: pid, role: property("media.role") ?? "", corked: info.corked != 0,
-                              volume: volume, volumeWritable: info.volume_writable != 0 && !volume.isEmpty)
+                              volume: volume, volumeWritable: info.volume_writable != 0 && !volume.isEmpty,
+                              group: ForeignDuckMemory.group(of: keys))
     }
 
     private static func channels(of volume: pa_cvolume) -> [UInt32] {

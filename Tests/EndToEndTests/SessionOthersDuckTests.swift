@@ -274,10 +274,10 @@ struct SessionOthersDuckPipeWireTests {
 extension SessionOthersDuckPipeWireTests {
     /// WirePlumber (as a desktop runs it; PulseAudio's module-stream-restore does the same)
     /// gives a new stream the volume last set on a stream of the same `application.name`:
-    /// while the arbiter ducks an app, that is the ducked volume. The arbiter takes it for
-    /// the new stream's own and ducks it again (−20.92 dB), and at the end "restores" it to
-    /// the ducked volume, where the app then stays, and where its next streams start. Found
-    /// while running the session suites on PipeWire; the arbiter does not handle it yet.
+    /// while the arbiter ducks an app, that is the ducked volume. The arbiter used to take it
+    /// for the new stream's own and duck it again (−20.92 dB), and at the end "restore" it to
+    /// the ducked volume, where the app then stayed, and where its next streams started.
+    /// Found while running the session suites on PipeWire.
     @Test("a second stream of a ducked app, started at the ducked volume WirePlumber restored, is ducked once and restored to the app's volume")
     func secondStreamOfADuckedApp() async throws {
         let world = try await SessionOthersPipeWireTests.World()
@@ -294,10 +294,124 @@ extension SessionOthersDuckPipeWireTests {
         try await world.waitForVolume(of: first, "restored") { $0 == full }
         try await settle(0.6)
         let after = try await world.volume(of: second)
-        withKnownIssue("the arbiter takes a restored (ducked) volume for the stream's own") {
-            #expect(SessionOthersDuckTests.isDucked(whileDucked, from: full), "ducked once, as the app: \(String(describing: whileDucked))")
-            #expect(after == full, "restored to the app's volume: \(String(describing: after))")
+        #expect(SessionOthersDuckTests.isDucked(whileDucked, from: full), "ducked once, as the app: \(String(describing: whileDucked))")
+        #expect(after == full, "restored to the app's volume: \(String(describing: after))")
+    }
+
+    /// The app's only ducked stream ends while the duck lasts: WirePlumber still holds the
+    /// ducked volume for the app, and gives it to the app's next stream.
+    @Test("a ducked app whose stream ended starts another during the duck: the new one, at the ducked volume WirePlumber kept, is ducked once and restored to the app's volume")
+    func streamEndsThenAnotherStartsWhileDucked() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let original: [UInt32] = [SessionOthersDuckTests.original, SessionOthersDuckTests.original]
+        let first = try await world.paplay(volume: SessionOthersDuckTests.original, app: "tv")
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 5)],
+                              environment: world.environment)
+        try await world.waitForVolume(of: first, "ducked") { SessionOthersDuckTests.isDucked($0, from: original) }
+        try await settle(0.4)  // past the ramp
+        first.kill(SIGKILL)
+        _ = try await first.wait(timeout: 5)
+        try await sessionPoll("the first stream to go") { try await world.sinkInput(of: first) == nil }
+        let second = try await world.paplay(volume: nil, app: "tv")
+        try await settle(0.6)  // past the ramp of a duck
+        let whileDucked = try await world.volume(of: second)
+        try #require(music.isRunning, "the duck ended too soon to tell")
+        #expect(SessionOthersDuckTests.isDucked(whileDucked, from: original), "ducked once, as the app: \(String(describing: whileDucked))")
+        #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
+        try await world.waitForVolume(of: second, "restored to the app's volume") { $0 == original }
+    }
+
+    /// The app's only ducked stream ends while the duck lasts, and its next stream starts
+    /// after the duck: WirePlumber starts it at the ducked volume it kept, and the arbiter
+    /// puts it back to the app's volume; the app's streams after it start at that volume.
+    @Test("a ducked app whose stream ended during the duck starts another after it: the arbiter puts the ducked volume WirePlumber kept back to the app's, and later streams start there")
+    func streamEndsThenAnotherStartsAfterTheDuck() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let original: [UInt32] = [SessionOthersDuckTests.original, SessionOthersDuckTests.original]
+        let first = try await world.paplay(volume: SessionOthersDuckTests.original, app: "podcasts")
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 2)],
+                              environment: world.environment)
+        try await world.waitForVolume(of: first, "ducked") { SessionOthersDuckTests.isDucked($0, from: original) }
+        try await settle(0.4)  // past the ramp
+        first.kill(SIGKILL)
+        _ = try await first.wait(timeout: 5)
+        try await sessionPoll("the first stream to go") { try await world.sinkInput(of: first) == nil }
+        #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
+        try await settle(0.3)
+        let second = try await world.paplay(volume: nil, app: "podcasts")
+        try await world.waitForVolume(of: second, "put back to the app's volume") { $0 == original }
+        second.kill(SIGKILL)
+        _ = try await second.wait(timeout: 5)
+        try await sessionPoll("the second stream to go") { try await world.sinkInput(of: second) == nil }
+        let third = try await world.paplay(volume: nil, app: "podcasts")
+        try await world.waitForVolume(of: third, "at the app's volume WirePlumber keeps") { $0 == original }
+        try await settle(0.5)
+        #expect(try await world.volume(of: third) == original)
+    }
+}
+
+extension SessionOthersDuckTests {
+    /// The same on PulseAudio with module-stream-restore (loaded here; a desktop's default.pa
+    /// loads it), or on PipeWire with WirePlumber's restore-stream: the server gives an app's
+    /// new stream the volume last set on the app's streams, ducked while the arbiter ducks it.
+    @Test("with the server's stream restore: an app's second stream, started at the ducked volume, is ducked once; every stream of the app gets the app's volume back, and its next stream starts there")
+    func secondStreamWithStreamRestore() async throws {
+        let world = try await SessionWorld()
+        if world.serverKind.isPulseAudio {
+            let loaded = try await run("pactl", ["load-module", "module-stream-restore"], environment: world.environment, timeout: 10)
+            try #require(loaded.status == 0, "pactl load-module module-stream-restore: \(loaded.stderr)")
         }
+        let daemon = try await world.daemon()
+        let original: [UInt32] = [Self.original, Self.original]
+        let first = try await world.paplay(volume: Self.original, app: "radio")
+        let music = try world.play("music", side: .left, duration: 4, duck: true)
+        try await world.waitForVolume(of: first, "ducked") { Self.isDucked($0, from: original) }
+        let second = try await world.paplay(volume: nil, app: "radio")
+        try await settle(0.6)  // past the ramp of a duck
+        let whileDucked = try await world.volume(of: second)
+        try #require(music.process.isRunning, "the duck ended too soon to tell")
+        #expect(Self.isDucked(whileDucked, from: original), "ducked once, as the app: \(String(describing: whileDucked))")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: first, "restored") { $0 == original }
+        try await world.waitForVolume(of: second, "restored to the app's volume") { $0 == original }
+        let third = try await world.paplay(volume: nil, app: "radio")
+        try await world.waitForVolume(of: third, "at the app's volume") { $0 == original }
+        try await settle(0.3)
+        #expect(try await world.volume(of: third) == original)
+        #expect(!FileManager.default.fileExists(atPath: world.arbiterStateFile), "the state file outlived the ducking")
+        daemon.kill(SIGKILL)
+    }
+
+    /// The user's volume, set on the app's ducked stream, is the app's from then on: the
+    /// server starts the app's next stream at it, and that stream is the app's own volume
+    /// to duck from and to put back.
+    @Test("with the server's stream restore: the user sets a ducked app's volume, the app starts another stream at it; the user's volume stands on the first, and the second is ducked from it and restored to it")
+    func userVolumeThenSecondStreamWithStreamRestore() async throws {
+        let world = try await SessionWorld()
+        if world.serverKind.isPulseAudio {
+            let loaded = try await run("pactl", ["load-module", "module-stream-restore"], environment: world.environment, timeout: 10)
+            try #require(loaded.status == 0, "pactl load-module module-stream-restore: \(loaded.stderr)")
+        }
+        let daemon = try await world.daemon()
+        let first = try await world.paplay(volume: Self.original, app: "radio")
+        let music = try world.play("music", side: .left, duration: 4, duck: true)
+        try await world.waitForVolume(of: first, "ducked") { Self.isDucked($0, from: [Self.original, Self.original]) }
+        try await settle(0.4)  // past the ramp
+        let index = try #require(try await world.sinkInput(of: first)?.index)
+        let user: [UInt32] = [52_000, 52_000]
+        _ = try await run("pactl", ["set-sink-input-volume", String(index), String(user[0])], environment: world.environment, timeout: 10)
+        try await world.waitForVolume(of: first, "at the user's volume") { $0 == user }
+        let second = try await world.paplay(volume: nil, app: "radio")
+        try await settle(0.6)  // past the ramp of a duck
+        let whileDucked = try await world.volume(of: second)
+        try #require(music.process.isRunning, "the duck ended too soon to tell")
+        #expect(Self.isDucked(whileDucked, from: user), "ducked from the user's volume: \(String(describing: whileDucked))")
+        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        try await world.waitForVolume(of: second, "restored to the user's volume") { $0 == user }
+        try await settle(0.5)
+        #expect(try await world.volume(of: first) == user, "the arbiter undid the user's volume")
+        #expect(try await world.volume(of: second) == user)
+        daemon.kill(SIGKILL)
     }
 }
 

@@ -63,7 +63,7 @@ public final class QueuePlayer: Sendable {
     }
 
     struct State {
-        var items: [Item] = []
+        var items: [Item] = [] { didSet { trackList = nil } }
         var index: Int?
         var player: AudioPlayer?
         var next: (item: Item, player: AudioPlayer)?
@@ -77,7 +77,11 @@ public final class QueuePlayer: Sendable {
         /// Keeps the engine's `media.name` on that center's title (see `connect`).
         var titleFollower: ObservationToken?
         /// The cached cover art of items, by item id, as ``resolveArtwork(for:)`` finds it.
-        var artwork: [UInt64: String] = [:]
+        var artwork: [UInt64: String] = [:] { didSet { trackList = nil } }
+        /// ``QueuePlayer/trackListItems`` as last made, until the items or their artwork
+        /// change: every change of the queue's state asks for it (``onChange(_:)``), and
+        /// most (a `Next`, a pause) leave it as it was.
+        var trackList: [NowPlayingInfo]?
         var lastError: AudioEngineError?
         var itemsChanged: (@Sendable () -> Void)?
         /// The audio session paused the current item (an interruption): the queue still
@@ -212,11 +216,6 @@ public final class QueuePlayer: Sendable {
 
     /// The items in play order.
     public var items: [Item] { state.withLock { $0.items } }
-
-    /// The items with their cached cover art, where it was found.
-    var itemsWithArtwork: [(item: Item, artworkPath: String?)] {
-        state.withLock { s in s.items.map { ($0, s.artwork[$0.id]) } }
-    }
 
     /// The item loaded now (the `AVQueuePlayer.currentItem` analog); nil when the queue ran
     /// out or is empty.

@@ -74,7 +74,8 @@ extension QueuePlayer {
     }
 
     static func status(of s: State) -> TimeControlStatus {
-        guard s.player != nil, s.wantsToPlay, !s.suspended else { return .paused }
+        // An item left to open (``QueuePlayer/load(lazily:_:)``) plays as soon as it is open.
+        guard s.player != nil || s.pending != nil, s.wantsToPlay, !s.suspended else { return .paused }
         return s.starved ? .waitingToPlayAtSpecifiedRate(.toMinimizeStalls) : .playing
     }
 

@@ -9,7 +9,12 @@ import FoundationEssentials
 extension QueuePlayer: MPRIS::TrackListSource {
     /// The items as MPRIS lists them, each with its track id and cached cover art.
     public var trackListItems: [NowPlayingInfo] {
-        itemsWithArtwork.map { $0.item.nowPlayingInfo(artworkPath: $0.artworkPath, playbackState: .paused) }
+        state.withLock { s in
+            if let made = s.trackList { return made }
+            let made = s.items.map { $0.nowPlayingInfo(artworkPath: s.artwork[$0.id], playbackState: .paused) }
+            s.trackList = made
+            return made
+        }
     }
 
     /// A queue takes added and removed tracks.

@@ -63,7 +63,7 @@ public final class QueuePlayer: Sendable {
     }
 
     struct State {
-        var items: [Item] = []
+        var items: [Item] = [] { didSet { trackList = nil } }
         var index: Int?
         var player: AudioPlayer?
         var next: (item: Item, player: AudioPlayer)?
@@ -77,7 +77,11 @@ public final class QueuePlayer: Sendable {
         /// Keeps the engine's `media.name` on that center's title (see `connect`).
         var titleFollower: ObservationToken?
         /// The cached cover art of items, by item id, as ``resolveArtwork(for:)`` finds it.
-        var artwork: [UInt64: String] = [:]
+        var artwork: [UInt64: String] = [:] { didSet { trackList = nil } }
+        /// ``QueuePlayer/trackListItems`` as last made, until the items or their artwork
+        /// change: every change of the queue's state asks for it (``onChange(_:)``), and
+        /// most (a `Next`, a pause) leave it as it was.
+        var trackList: [NowPlayingInfo]?
         var lastError: AudioEngineError?
         var itemsChanged: (@Sendable () -> Void)?
         /// The audio session paused the current item (an interruption): the queue still
@@ -97,6 +101,12 @@ public final class QueuePlayer: Sendable {
         /// Descriptors that items' paths go through (`/proc/self/fd/N`, see ``LocalFile``),
         /// by item id; closed when the item leaves the queue.
         var heldDescriptors: [UInt64: Int32] = [:]
+        /// How many times the current item changed: an opening that another move overtook
+        /// (on another thread) lets its player go.
+        var moves: UInt64 = 0
+        /// The current item when a lazy move (``QueuePlayer/load(lazily:_:)``) left it to the
+        /// opener: the item, its player if it was prepared as the next one, and the move.
+        var pending: (item: Item, prepared: AudioPlayer?, move: UInt64)?
 
         /// Closes the descriptors of items no longer in the queue.
         mutating func releaseDescriptors() {
@@ -118,6 +128,10 @@ public final class QueuePlayer: Sendable {
 
     let state = Mutex(State())
     let engine: AudioEngine
+    /// Opens the items that lazy moves (remote `Next` and `Previous`) went to.
+    private let opener = QueueOpener()
+    /// Held while an item a lazy move left is opened (``openPendingItem()``).
+    private let opening = Mutex(())
     /// The queue's events, in order (one stream per queue: iterate it from one task).
     public let events: AsyncStream<Event>
     let continuation: AsyncStream<Event>.Continuation
@@ -139,6 +153,7 @@ public final class QueuePlayer: Sendable {
         precondition(names == nil || names?.count == urls.count, "one name per URL")
         self.engine = engine
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        opener.body = { [weak self] in self?.openPendingItem() }
         let items = try urls.enumerated().map { try QueuePlayer.inspect($1, name: names?[$0]) }
         state.withLock { s in
             for var item in items {
@@ -212,11 +227,6 @@ public final class QueuePlayer: Sendable {
 
     /// The items in play order.
     public var items: [Item] { state.withLock { $0.items } }
-
-    /// The items with their cached cover art, where it was found.
-    var itemsWithArtwork: [(item: Item, artworkPath: String?)] {
-        state.withLock { s in s.items.map { ($0, s.artwork[$0.id]) } }
-    }
 
     /// The item loaded now (the `AVQueuePlayer.currentItem` analog); nil when the queue ran
     /// out or is empty.
@@ -319,6 +329,10 @@ public final class QueuePlayer: Sendable {
 
     /// Stops and empties the queue.
     public func removeAllItems() {
+        // An item left to open is not opened only to be stopped.
+        state.withLock { s in
+            if s.pending != nil { (s.pending, s.moves) = (nil, s.moves &+ 1) }
+        }
         stop()
         state.withLock { s in
             s.items.removeAll()
@@ -334,6 +348,7 @@ public final class QueuePlayer: Sendable {
 
     /// Plays the current item (loading it when needed), then the next ones, gaplessly.
     public func play() {
+        openPendingItem()
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
             s.suspended = false
@@ -362,6 +377,7 @@ public final class QueuePlayer: Sendable {
     /// Stops the current item and releases its place in the engine (``AudioPlayer/stop()``);
     /// its position is kept, so ``play()`` continues from there.
     public func stop() {
+        openPendingItem()
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = false
             return s.player
@@ -371,7 +387,10 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Whether the current item is playing now.
-    public var isPlaying: Bool { state.withLock { $0.player }?.isPlaying ?? false }
+    public var isPlaying: Bool {
+        openPendingItem()
+        return state.withLock { $0.player }?.isPlaying ?? false
+    }
 
     /// Why the last attempt to play failed (the device could not be opened), if it did.
     public var lastError: AudioEngineError? { state.withLock { $0.lastError } }
@@ -386,14 +405,16 @@ public final class QueuePlayer: Sendable {
 
     /// Moves to the next item (wrapping when the repeat mode is `.all`).
     @discardableResult
-    public func advanceToNextItem() -> Bool { step(by: 1) }
+    public func advanceToNextItem() -> Bool { step(by: 1, lazily: false) }
 
     /// Moves to the previous item (wrapping when the repeat mode is `.all`).
     @discardableResult
-    public func goToPreviousItem() -> Bool { step(by: -1) }
+    public func goToPreviousItem() -> Bool { step(by: -1, lazily: false) }
 
-    private func step(by delta: Int) -> Bool {
-        load { s in
+    /// Moves `delta` items on; `lazily` leaves the opening of the item to the opener (see
+    /// ``load(lazily:_:)``).
+    private func step(by delta: Int, lazily: Bool) -> Bool {
+        load(lazily: lazily) { s in
             guard let index = s.index, !s.items.isEmpty else { return .stay }
             let next = index + delta
             if s.items.indices.contains(next) { return .item(at: next) }
@@ -406,6 +427,7 @@ public final class QueuePlayer: Sendable {
     public var currentTime: TimeInterval {
         get { state.withLock { $0.player }?.currentTime ?? 0 }
         set {
+            openPendingItem()
             let (player, resume) = state.withLock { s -> (AudioPlayer?, Bool) in
                 defer { s.atItemEnd = false }
                 return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
@@ -494,10 +516,16 @@ public final class QueuePlayer: Sendable {
     /// copy of the items that another thread may have edited since. An index outside the
     /// queue is taken as ``Destination/stay``.
     ///
+    /// `lazily` (remote commands' `Next` and `Previous`) moves the queue at once (index,
+    /// events, now playing) and leaves the opening of the item to the queue's opener thread
+    /// (``QueueOpener``): a move that follows before it started supersedes it, so a burst of
+    /// 50 `Next` opens and decodes a few items, not 50 (each with the one after it). Whatever
+    /// needs the item's player opens it first (``openPendingItem()``).
+    ///
     /// - Returns: whether it moved (false for ``Destination/stay``).
     @discardableResult
-    private func load(_ choose: (State) -> Destination) -> Bool {
-        let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, play: Bool, volume: Float, rate: Float, loops: Int)? in
+    private func load(lazily: Bool = false, _ choose: (State) -> Destination) -> Bool {
+        let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, move: UInt64)? in
             let index: Int?
             switch choose(s) {
             case .item(let at) where s.items.indices.contains(at): index = at
@@ -516,23 +544,51 @@ public final class QueuePlayer: Sendable {
             s.starved = false
             s.atItemEnd = false
             if item == nil { s.wantsToPlay = false }
-            return (old, item, prepared, s.wantsToPlay, s.volume, s.rate, s.repeatMode == .one ? -1 : 0)
+            s.moves &+= 1
+            s.pending = nil
+            if lazily, let item { s.pending = (item, prepared, s.moves) }
+            return (old, item, prepared, s.moves)
         }
-        guard let (old, item, prepared, play, volume, rate, loops) = chosen else { return false }
+        guard let (old, item, prepared, move) = chosen else { return false }
         old?.stop()
         continuation.yield(.currentItemChanged(item))
         guard let item else {
             publish()
             return true
         }
+        if lazily {
+            publish()
+            opener.request()
+        } else {
+            open(item, prepared: prepared, move: move)
+        }
+        return true
+    }
+
+    /// Opens the item a lazy move left to open, if one is waiting (on the opener thread,
+    /// or on the thread of a call that needs the item's player).
+    /// One opening at a time: a call that needs the player waits for the opening under way.
+    func openPendingItem() {
+        opening.withLock { _ in
+            guard let (item, prepared, move) = state.withLock({ s in defer { s.pending = nil }; return s.pending }) else { return }
+            open(item, prepared: prepared, move: move)
+        }
+    }
+
+    /// Makes `item` (moved to by move number `move`) the current item's player, and plays
+    /// or prepares it as the queue does, unless another move came in the meantime: then the
+    /// player is let go unplayed (or stopped, if the move came while it was starting).
+    private func open(_ item: Item, prepared: AudioPlayer?, move: UInt64) {
         let player: AudioPlayer
         do {
             player = try prepared ?? AudioPlayer(contentsOf: item.url, engine: engine)
         } catch {
+            guard state.withLock({ $0.moves == move }) else { return }
             continuation.yield(.itemFailed(item, "\(error)"))
             skip(failed: item)
-            return true
+            return
         }
+        let (volume, rate, loops) = state.withLock { s in (s.volume, s.rate, s.repeatMode == .one ? -1 : 0) }
         player.volume = volume
         player.enableRate = true
         player.rate = rate
@@ -546,16 +602,26 @@ public final class QueuePlayer: Sendable {
         player.positionObserver.withLock { $0 = { [weak self] in self?.publish() } }
         watch(player, item: item)
         watchStream(of: player)
-        state.withLock { $0.player = player }
+        let play = state.withLock { s -> Bool? in
+            guard s.moves == move else { return nil }
+            s.player = player
+            return s.wantsToPlay
+        }
+        guard let play else { return }
         if play {
             let started = player.play()
             state.withLock { $0.lastError = started ? nil : player.lastError }
         } else {
             player.prepareToPlay()
         }
+        // A move between taking the player on and starting it let go of it (and stopped it,
+        // perhaps before it started).
+        guard state.withLock({ $0.moves == move }) else {
+            player.stop()
+            return
+        }
         prepareNext()
         publish()
-        return true
     }
 
     private func skip(failed item: Item) {
@@ -568,23 +634,28 @@ public final class QueuePlayer: Sendable {
     /// Opens the next item ahead of time (for ``actionAtItemEnd``'s setter).
     func prepareNextItem() { prepareNext() }
 
-    /// Opens the next item ahead of time so that it starts at once.
+    /// Opens the next item ahead of time so that it starts at once (not while the current
+    /// item waits to be opened: its opening prepares the next one).
     private func prepareNext() {
-        let candidate = state.withLock { s -> Item? in
-            guard let index = s.index, s.next == nil, s.repeatMode != .one, s.actionAtItemEnd == .advance else { return nil }
-            if index + 1 < s.items.count { return s.items[index + 1] }
-            return s.repeatMode == .all && !s.items.isEmpty ? s.items[0] : nil
+        let chosen = state.withLock { s -> (item: Item, move: UInt64)? in
+            guard let index = s.index, s.next == nil, s.pending == nil, s.repeatMode != .one, s.actionAtItemEnd == .advance else { return nil }
+            if index + 1 < s.items.count { return (s.items[index + 1], s.moves) }
+            return s.repeatMode == .all && !s.items.isEmpty ? (s.items[0], s.moves) : nil
         }
         // A stream is opened when it is reached, not ahead (it would hold a connection open).
-        guard let candidate, !NetworkStream.handles(candidate.url.absoluteString), let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
+        guard let (candidate, move) = chosen, !NetworkStream.handles(candidate.url.absoluteString),
+              let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
         player.prepareToPlay()
         player.isMeteringEnabled = true
-        let current = state.withLock { s -> AudioPlayer? in
+        // Kept only if the queue is where it was (another thread may have moved it, or
+        // prepared the next item, in the meantime).
+        let current = state.withLock { s -> AudioPlayer?? in
+            guard s.moves == move, s.next == nil else { return nil }
             s.next = (candidate, player)
-            return s.wantsToPlay ? s.player : nil
+            return .some(s.wantsToPlay ? s.player : nil)
         }
         // Gapless: the engine starts the next item on the frame where this one ends.
-        if let current { _ = player.play(after: current) }
+        if let current = current ?? nil { _ = player.play(after: current) }
     }
 
     private func watch(_ player: AudioPlayer, item: Item) {
@@ -617,15 +688,22 @@ public final class QueuePlayer: Sendable {
     // MARK: Now playing and remote commands
 
     /// Drives `nowPlaying` from the queue and makes `commands` control it.
+    ///
+    /// A remote `Next` or `Previous` moves the queue at once (``currentItem``, ``events``,
+    /// now playing) and opens the item on a thread of the queue's: a burst of them opens the
+    /// item it ends on, not each one it passes. Whatever needs the item's player
+    /// (``isPlaying``, ``play()``, ``stop()``, setting ``currentTime``) opens it first.
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         let follower = engine.followTitle(of: nowPlaying)
         state.withLock { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
         commands.addTransportTargets(for: self)
+        // Remote `Next` and `Previous` move at once and open the item lazily: a burst of them
+        // (a held media key, a client's loop) opens a few items, not each one it passes.
         commands.nextTrackCommand.addTarget { [weak self] _ in
-            (self?.advanceToNextItem() ?? false) ? .success : .noSuchContent
+            (self?.step(by: 1, lazily: true) ?? false) ? .success : .noSuchContent
         }
         commands.previousTrackCommand.addTarget { [weak self] _ in
-            (self?.goToPreviousItem() ?? false) ? .success : .noSuchContent
+            (self?.step(by: -1, lazily: true) ?? false) ? .success : .noSuchContent
         }
         commands.seekCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }

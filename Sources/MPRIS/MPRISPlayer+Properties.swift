@@ -111,7 +111,7 @@ extension MPRISPlayer {
 
     /// The MPRIS track id of an item with the app's `trackID`.
     func trackPath(_ trackID: String) -> ObjectPath {
-        configuration.trackIDPrefix.appending(escaped: trackID)
+        trackIDPrefix.appending(escaped: trackID)
     }
 
     /// The values of the Player properties that emit PropertiesChanged.

@@ -99,14 +99,17 @@ extension MPRISPlayer {
     /// TrackRemoved when a single item came or went, TrackMetadataChanged for items whose
     /// metadata changed, TrackListReplaced otherwise; and `Tracks` invalidated.
     public func trackListChanged() {
-        guard trackList != nil else { return }
-        let items = trackList?.trackListItems ?? []
+        guard let source = trackList else { return }
+        let items = source.trackListItems
+        // Most changes a queue reports (a Next, a pause) leave its items as they were: then
+        // there is nothing to tell, and the metadata of every item is not built again.
+        guard trackListState.withLock({ $0.items != items }) else { return }
         let paths = items.map { trackPath($0.trackID ?? "") }
-        let metadata = Dictionary(zip(paths, items.map { self.metadata(for: $0, trackID: trackPath($0.trackID ?? "")) }),
+        let metadata = Dictionary(zip(paths, zip(items, paths).map { self.metadata(for: $0, trackID: $1) }),
                                   uniquingKeysWith: { first, _ in first })
         let (object, previous) = trackListState.withLock { state -> (DBusExportedObject?, (paths: [ObjectPath], metadata: [ObjectPath: DBusValue])) in
-            defer { state.last = (paths, metadata) }
-            return (state.object, state.last)
+            defer { (state.items, state.paths, state.metadata) = (items, paths, metadata) }
+            return (state.object, (state.paths, state.metadata))
         }
         guard let object else { return }
         let interface = MPRISPlayer.trackListInterface

@@ -22,13 +22,23 @@ public final class MPRISPlayer: Sendable {
 
     /// How the player presents itself on the bus.
     public let configuration: MPRISConfiguration
+    /// ``MPRISConfiguration/trackIDPrefix``, made once (every track id is built on it).
+    let trackIDPrefix: ObjectPath
     /// The bus connection the player is exported on.
     public let connection: DBusConnection
     let commands: RemoteCommandCenter
     let nowPlaying: NowPlayingInfoCenter
     /// The queue behind `org.mpris.MediaPlayer2.TrackList`, if the player has one.
     public let trackList: (any TrackListSource)?
-    let trackListState = Mutex<(object: DBusExportedObject?, last: (paths: [ObjectPath], metadata: [ObjectPath: DBusValue]))>((nil, ([], [:])))
+    /// What `TrackList` last told clients, for ``trackListChanged()`` to compare with.
+    struct TrackListState {
+        var object: DBusExportedObject?
+        /// The items as last seen (nil before the first look).
+        var items: [NowPlayingInfo]?
+        var paths: [ObjectPath] = []
+        var metadata: [ObjectPath: DBusValue] = [:]
+    }
+    let trackListState = Mutex(TrackListState())
 
     private struct State {
         var object: DBusExportedObject?
@@ -63,6 +73,7 @@ public final class MPRISPlayer: Sendable {
     ) throws(DBusError) {
         try configuration.validate()
         self.configuration = configuration
+        self.trackIDPrefix = configuration.trackIDPrefix
         self.connection = connection
         self.commands = commandCenter
         self.nowPlaying = nowPlayingInfoCenter

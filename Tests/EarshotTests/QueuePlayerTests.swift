@@ -65,6 +65,38 @@ struct QueuePlayerTests {
         }
     }
 
+    @Test("a burst of remote Next calls moves the queue at once and in order, and the item it lands on plays")
+    func nextBurst() async throws {
+        // Each remote Next moves at once and leaves the opening of its item to the queue's
+        // opener, which opens the item current when it gets to it (not each one passed).
+        let queue = try QueuePlayer(urls: (0..<12).map { try sine(300 + 50 * Double($0), 3) })
+        let nowPlaying = NowPlayingInfoCenter()
+        let commands = RemoteCommandCenter()
+        queue.connect(to: nowPlaying, commands: commands)
+        let events = Locked<[QueuePlayer.Event]>([])
+        let listener = Task { for await event in queue.events { events.withLock { $0.append(event) } } }
+        let audio = try await captured {
+            queue.play()
+            try await sleep(0.3)
+            for step in 1...10 {
+                #expect(commands.nextTrackCommand.perform() == .success)
+                #expect(queue.currentIndex == step)
+                #expect(nowPlaying.nowPlayingInfo?.queueIndex == step && nowPlaying.nowPlayingInfo?.playbackState == .playing,
+                        "\(String(describing: nowPlaying.nowPlayingInfo))")
+            }
+            #expect(queue.timeControlStatus == .playing)
+            try await sleep(0.6)
+            #expect(queue.isPlaying)
+        }
+        listener.cancel()
+        let end = audio.duration
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (end - 0.45)..<(end - 0.05))).isClose(to: 800, within: 2),
+                "the item the burst landed on (800 Hz) plays")
+        let changed = events.value.compactMap { if case .currentItemChanged(let item?) = $0 { item.id } else { nil } }
+        #expect(changed == queue.items[0...10].map(\.id), "each move reported, in order: \(events.value)")
+        #expect(!events.value.contains { if case .itemFailed = $0 { true } else { false } }, "\(events.value)")
+    }
+
     @Test("a bad file in the queue is an error naming it")
     func badFile() {
         #expect(throws: AudioFileError.self) { try QueuePlayer(urls: [URL(fileURLWithPath: "/nonexistent/x.flac")]) }

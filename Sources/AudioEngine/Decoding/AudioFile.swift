@@ -397,10 +397,12 @@ private struct HeaderHints {
         // libsndfile looks for the last page of a seekable Ogg file to learn its length; our
         // sources (regular files, bytes in memory) are always seekable.
         oggWithoutEnd = format.container == "Ogg" && format.frameCount == nil
+        // Searched in the whole log once, not line by line: a substring search costs as much
+        // to set up as to run, and a FLAC file's log has a line per metadata block.
+        if log.contains("File ended unexpectedly") || log.contains("lacks an end-of-stream") { oggWithoutEnd = true }
         for line in log.split(separator: "\n") {
             let text = line.trimmingLogDecoration()
             if text.hasPrefix("MPEG-1/2 Audio") { isMPEG = true }
-            if text.contains("File ended unexpectedly") || text.contains("lacks an end-of-stream") { oggWithoutEnd = true }
             if text.hasPrefix("data :") || text.hasPrefix("SSND :"), text.contains("(should be") {
                 let size = text.dropFirst(6).prefix { $0 == " " || $0.isNumber }
                 let declared = Int64(size.trimming(" ")) ?? 0

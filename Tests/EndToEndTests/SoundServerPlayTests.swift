@@ -162,8 +162,8 @@ struct SoundServerPlayTests {
         let heard = audio.activeRegions(channel: SessionSide.left.channel).totalDuration
         sessionReport(String(format: "Position %.4f s while playing; %.4f s paused; the sink played %.4f s", playing, paused, heard))
         // Paused, the position is where the engine put the voice once the flush said what the
-        // sink had played (its read index), to the frame: one local file plays on a long
-        // buffer, where the pause call's own estimate was 5–11 ms past it.
+        // sink had played, to the frame, not the pause call's estimate (with --long-buffer
+        // 5–11 ms past it; with the short buffer −14 … +1.4 ms under load).
         #expect(abs(paused - heard) <= 0.003, "Position \(paused) s after the pause, the sink played \(heard) s")
         // The pause took effect somewhere between sending it and playerctl's return.
         let earliest = paused - Self.seconds(pauseDone - readAt)

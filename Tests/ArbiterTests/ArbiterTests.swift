@@ -211,8 +211,10 @@ struct ArbiterTests {
     @Test("a session silenced by the lock that registers again stays silenced until the unlock, even before the saver answers")
     func silencedSessionRegistersAgain() async throws {
         let bus = try PrivateBus()
-        let screensaver = try await ScreenSaverStandIn(bus, name: "org.gnome.ScreenSaver", locked: true,
-                                                       answerAfter: .milliseconds(300))
+        // The saver answers when the test says: a 300 ms delay was outrun once, by a fresh-clone
+        // CI run's loaded parallel pass (the Register below came back after the answer).
+        let gate = ScreenSaverAnswerGate()
+        let screensaver = try await ScreenSaverStandIn(bus, name: "org.gnome.ScreenSaver", locked: true, answerGate: gate)
         let host = try DBusConnection(.address(bus.address))
         let arbiter = try Arbiter(connection: host)
         #expect(try await host.requestName(ArbiterName.bus) == .primaryOwner)
@@ -222,6 +224,7 @@ struct ArbiterTests {
             "category": .string("ambient"), "silencedBy": .string("screenLocked"), "wasPlaying": .boolean(true),
         ])])
         #expect(!arbiter.policy.screenLocked, "the question is still on its way")
+        gate.open()
         try await eventually("the answer") { arbiter.policy.screenLocked }
         try await Task.sleep(for: .milliseconds(50))
         #expect(chimes.received("InterruptionEnded").isEmpty, "still locked: the silencing carries on")

@@ -4,6 +4,25 @@ import Foundation
 import Glibc
 #endif
 
+/// Holds a ``ScreenSaverStandIn``'s answers until a test opens it: a busy saver, with the
+/// test deciding when it answers rather than a delay a loaded machine could outrun.
+public final class ScreenSaverAnswerGate: Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+
+    public init() {}
+
+    /// Lets every answer held, and every later one, go.
+    public func open() {
+        for _ in 0..<64 { semaphore.signal() }
+    }
+
+    /// The saver's bus thread, before an answer: waits until opened (10 s at most, so that a
+    /// test that never opens it fails rather than hangs).
+    func wait() {
+        _ = semaphore.wait(timeout: .now() + 10)
+    }
+}
+
 /// A screen saver on a private bus, as a desktop runs one: owns `name` (the freedesktop
 /// or GNOME interface name), answers `GetActive` with its state, and sends
 /// `ActiveChanged` when the state changes.
@@ -19,9 +38,10 @@ public final class ScreenSaverStandIn: Sendable {
     /// - Parameters:
     ///   - signalBeforeAnswer: sends `ActiveChanged(value)` just before each answer (a
     ///     saver whose state changed while the question was on its way).
-    ///   - delay: blocks this connection that long before answering, as a busy saver would.
+    ///   - gate: blocks this connection before each answer until the test opens it, as a busy
+    ///     saver would.
     public init(_ bus: PrivateBus, name: String = "org.freedesktop.ScreenSaver", locked: Bool,
-                signalBeforeAnswer: Bool? = nil, answerAfter delay: Duration = .zero) async throws {
+                signalBeforeAnswer: Bool? = nil, answerGate gate: ScreenSaverAnswerGate? = nil) async throws {
         self.name = name
         path = try ObjectPath("/" + name.replacingOccurrences(of: ".", with: "/"))
         connection = try DBusConnection(.address(bus.address))
@@ -30,9 +50,7 @@ public final class ScreenSaverStandIn: Sendable {
         object = try connection.export([
             DBusInterface(name, methods: [
                 DBusMethod("GetActive", outputs: [.init("active", .boolean)]) { _ in
-                    if delay > .zero {
-                        usleep(UInt32(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000))
-                    }
+                    gate?.wait()
                     if let signalBeforeAnswer {
                         try connection.send(DBusMessage.signal(path: path, interface: name, name: "ActiveChanged",
                                                                arguments: [.boolean(signalBeforeAnswer)]))

@@ -568,9 +568,12 @@ public final class QueuePlayer: Sendable {
     /// Opens the item a lazy move left to open, if one is waiting (on the opener thread,
     /// or on the thread of a call that needs the item's player).
     /// One opening at a time: a call that needs the player waits for the opening under way.
+    /// The item stays pending until its player is the current one (or its opening failed), so
+    /// that ``timeControlStatus`` never reads paused in between: a burst of Next read
+    /// `.paused` once, between the opener taking the item and installing its player.
     func openPendingItem() {
         opening.withLock { _ in
-            guard let (item, prepared, move) = state.withLock({ s in defer { s.pending = nil }; return s.pending }) else { return }
+            guard let (item, prepared, move) = state.withLock({ $0.pending }) else { return }
             open(item, prepared: prepared, move: move)
         }
     }
@@ -583,7 +586,10 @@ public final class QueuePlayer: Sendable {
         do {
             player = try prepared ?? AudioPlayer(contentsOf: item.url, engine: engine)
         } catch {
-            guard state.withLock({ $0.moves == move }) else { return }
+            guard state.withLock({ s in
+                if s.pending?.move == move { s.pending = nil }
+                return s.moves == move
+            }) else { return }
             continuation.yield(.itemFailed(item, "\(error)"))
             skip(failed: item)
             return
@@ -605,6 +611,7 @@ public final class QueuePlayer: Sendable {
         let play = state.withLock { s -> Bool? in
             guard s.moves == move else { return nil }
             s.player = player
+            if s.pending?.move == move { s.pending = nil }
             return s.wantsToPlay
         }
         guard let play else { return }

@@ -40,12 +40,8 @@ final class FrameRing: @unchecked Sendable {
         self.capacity = capacityFrames
         self.retainFrames = max(0, retainFrames)
         storageFrames = capacityFrames + max(0, retainFrames)
-        // Not zeroed (as ValueRing is not): the consumer reads only frames the producer
-        // wrote, below the write index and never behind the floor or further back than the
-        // frames retained. Zeroing it element by element (a queue item's ring holds a second
-        // of stereo at 48 kHz, 384 KB) was a third of the CPU a `Next` cost in a debug build,
-        // and touched every page before any was needed.
         storage = .allocate(capacity: channels * storageFrames)
+        storage.initialize(repeating: 0, count: channels * storageFrames)
     }
 
     deinit { storage.deallocate() }

@@ -82,9 +82,20 @@ extension Voice {
     public func stop() {
         clearSuccessor()
         let wasPlaying = isPlaying
-        if wasPlaying, !engine.anyVoicePlaying(besides: self) { engine.flushRequested.store(true, ordering: .releasing) }
+        let silencing = wasPlaying && !engine.anyVoicePlaying(besides: self)
+        if silencing { engine.flushRequested.store(true, ordering: .releasing) }
         playState.store(PlayState.stopped.rawValue, ordering: .releasing)
-        if wasPlaying { engine.requestRestart() }
+        if silencing {
+            // As a pause: the render thread may be asleep while the output pulls, and the
+            // output pulls only when the server asks for more. Unwoken, the flush waited for
+            // that request: on a sink rendering far ahead (a null sink at PulseAudio's
+            // defaults), the stopped sound's last write was still queued when the next sound
+            // started, and was heard before it.
+            engine.openOutput.withLock { $0?.interruptWrite() }
+            engine.renderWake.signal()
+        } else if wasPlaying {
+            engine.requestRestart()
+        }
         prepared.store(false, ordering: .releasing)
         resetLoopsRequested.store(true, ordering: .releasing)
         seek(to: 0)

@@ -106,6 +106,9 @@ struct Play: AsyncParsableCommand {
         let nowPlaying = NowPlayingInfoCenter()
         queue.connect(to: nowPlaying, commands: commands)
         let quit = QuitSignal()
+        // Before the queue is on the bus: a SIGTERM sent once it is must not be lost.
+        let signals = await onTerminationSignals { quit.fire() }
+        defer { withExtendedLifetime(signals) {} }
         commands.quitCommand.addTarget { _ in quit.fire(); return .success }
         commands.raiseCommand.addTarget { _ in .success }
 

@@ -11,7 +11,7 @@ import Platform
 ///
 /// `@unchecked Sendable`, and why that holds: the tally of items is written by the task
 /// that handles the queue's events and read by the caller after `run`, so it is behind a
-/// mutex. `sources` and `savedTerminal` are written by `run` and `startKeyboard` before
+/// mutex. `savedTerminal` is written by `startKeyboard` before
 /// the keyboard thread starts, and read by `finish`, which the caller runs after `run` on
 /// the same task; the keyboard thread touches only `queue` and the quit signal, which are
 /// `Sendable` themselves.
@@ -34,9 +34,9 @@ final class PlayDisplay: @unchecked Sendable {
         self.interactive = interactive
     }
 
-    /// Runs until the queue runs out, `quit` fires, or SIGINT/SIGTERM arrives.
+    /// Runs until the queue runs out or `quit` fires (the caller has SIGINT and SIGTERM
+    /// fire it; see `onTerminationSignals`).
     func run(until quit: QuitSignal) async {
-        sources = onTerminationSignals { quit.fire() }
         if interactive { startKeyboard(quit) }
         let events = Task { [queue] in
             for await event in queue.events { self.handle(event) }
@@ -66,7 +66,6 @@ final class PlayDisplay: @unchecked Sendable {
         queue.stop()
     }
 
-    private var sources: [DispatchSourceSignal] = []
     /// Rung when the queue has run out or `quit` fired.
     private let finished = Doorbell()
 

@@ -95,6 +95,8 @@ struct Publish: AsyncParsableCommand {
             },
             startPlaying: !paused, commands: commands, nowPlaying: nowPlaying)
 
+        let signals = await player.watch([SIGINT, SIGTERM])
+        defer { signals.forEach { $0.cancel() } }
         let connection: DBusConnection
         let mpris: MPRISPlayer
         do {
@@ -114,7 +116,7 @@ struct Publish: AsyncParsableCommand {
             note("earshot publish: lost the connection to \(busOptions.busDescription) (the bus closed it or went away); nothing left to publish to")
             Glibc.exit(1)
         }
-        await player.run(until: [SIGINT, SIGTERM])
+        await player.run()
         quitting.set(true)
         mpris.unpublish()
         await connection.flush()

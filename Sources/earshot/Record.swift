@@ -75,6 +75,9 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // First: a SIGINT sent once the input is announced must stop the recording cleanly.
+        let quit = QuitSignal()
+        let signals = await onTerminationSignals { quit.fire() }
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let given = CommandLineFile(file, command: "record")
         let url = URL(fileURLWithPath: given.path)
@@ -114,8 +117,6 @@ struct Record: AsyncParsableCommand {
             }
         }
 
-        let quit = QuitSignal()
-        let signals = onTerminationSignals { quit.fire() }
         let failure = Locked<RecordingError?>(nil)
         let events = Task {
             for await event in recorder.events {

@@ -240,6 +240,9 @@ struct Daemon: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let stop = QuitSignal()
+        // Before "serving …": a SIGTERM sent once it is said must not be lost.
+        let sources = await onTerminationSignals { stop.fire() }
         let connection: DBusConnection
         let arbiter: Arbiter
         do {
@@ -255,11 +258,9 @@ struct Daemon: AsyncParsableCommand {
         } catch {
             fail("earshot daemon: \(error)")
         }
-        let stop = QuitSignal()
         // Set when the bus goes away before a signal asked to stop: a failure, so that a
         // service manager (systemd's Restart=on-failure) restarts the daemon.
         let lost = Locked(false)
-        let sources = onTerminationSignals { stop.fire() }
         connection.onDisconnect {
             if !stop.fired { lost.set(true) }
             stop.fire()

@@ -46,14 +46,18 @@ final class StandInPlayer: Sendable {
         installHandlers()
     }
 
-    /// Keeps the clock running (advancing at the end of each track) until a quit
-    /// command or one of `signals` arrives.
+    /// Has `signals` end ``run()`` from now on: call it before the player is announced,
+    /// so that a signal sent once it is ends the run (see `onTerminationSignals`).
+    func watch(_ signals: [Int32]) async -> [DispatchSourceSignal] {
+        await onTerminationSignals(signals) { [quit] in quit.ring() }
+    }
+
+    /// Keeps the clock running (advancing at the end of each track) until a quit command
+    /// or a watched signal arrives.
     ///
     /// Nothing polls the clock: each change of state arms one timer for the moment the
     /// current title ends (none while paused or stopped), so an idle stand-in sleeps.
-    func run(until signals: [Int32]) async {
-        let sources = onTerminationSignals(signals) { [quit] in quit.ring() }
-        defer { sources.forEach { $0.cancel() } }
+    func run() async {
         await quit.wait()
     }
 

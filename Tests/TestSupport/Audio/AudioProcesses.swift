@@ -5,7 +5,8 @@ import Foundation
 // daemon's life to a pipe, and temporary folders removed when the test process exits.
 
 /// Runs a command to completion synchronously, killing it with SIGKILL after `timeout` seconds.
-func runSync(
+/// For a thread that must not wait for the cooperative pool (see `run` for tasks).
+public func runSync(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 10
 ) throws -> CommandResult {
     let (process, outPipe, errPipe) = makeProcess(executable, arguments, environment: environment)

@@ -56,8 +56,13 @@ public final class HTTPTestServer: Sendable {
         case .tlsFiles(let directory, let certificate): arguments = ["files", directory, certificate]
         }
         if case .tlsFiles = mode { scheme = "https" } else { scheme = "http" }
-        child = try Child("/usr/bin/python3", ["-u", script.path] + arguments)
+        let child = try Child("/usr/bin/python3", ["-u", script.path] + arguments)
+        self.child = child
+        // The whole line: the number may come in a later read than "PORT ".
         try await child.waitForOutput("PORT ", timeout: 10)
+        try await eventually("the test HTTP server's port line", timeout: 5) {
+            child.stdout.components(separatedBy: "PORT ").dropFirst().first?.contains("\n") == true
+        }
         let line = child.stdout.split(separator: "\n").first { $0.hasPrefix("PORT ") } ?? ""
         guard let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces)) else {
             throw TestFailure("the test HTTP server gave no port: \(child.stdout) \(child.stderr)")
@@ -218,11 +223,17 @@ class Handler(BaseHTTPRequestHandler):
     def serve_huge(self):
         self.ranged(read(args[0]), total=4 * 1024 ** 3)
 
+def announce(port):
+    # One write: print() under -u writes 'PORT', ' ', the number and the newline apart, and
+    # a reader once saw 'PORT ' with no number yet.
+    sys.stdout.write('PORT %d\n' % port)
+    sys.stdout.flush()
+
 if mode == 'silent':
     server = socket.socket()
     server.bind(('127.0.0.1', 0))
     server.listen(16)
-    print('PORT', server.getsockname()[1], flush=True)
+    announce(server.getsockname()[1])
     held = []
     while True:
         conn, _ = server.accept()
@@ -235,7 +246,7 @@ else:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args[1])
         server.socket = context.wrap_socket(server.socket, server_side=True)
-    print('PORT', server.server_address[1], flush=True)
+    announce(server.server_address[1])
     server.serve_forever()
 """#
 }

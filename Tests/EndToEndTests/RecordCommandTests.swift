@@ -17,7 +17,10 @@ import TestSupport
         // Keeps the null sink running so the monitor carries paplay's tone from its start.
         let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: environment)
         defer { keepAlive.kill(SIGKILL) }
-        let tone = try TestSignals.sine(frequency: 440, duration: 4, level: -12)
+        // Long enough to cover the recording however late `earshot record` starts (a loaded
+        // session pass once took 8 s for this test, and 4 s of tone ran out first: "peak
+        // silence"); paplay is killed at the end.
+        let tone = try TestSignals.sine(frequency: 440, duration: 12, level: -12)
         let player = try Child("paplay", [tone], environment: environment)
         defer { player.kill(SIGKILL) }
         try await Task.sleep(for: .milliseconds(500))
@@ -53,7 +56,7 @@ import TestSupport
         _ = try server.pactl("set-default-source", server.monitorName)
         let keepAlive = try Child("pacat", ["--playback", "--latency-msec=10", "--raw", "/dev/zero"], environment: server.environment)
         defer { keepAlive.kill(SIGKILL) }
-        let tone = try TestSignals.sine(frequency: 880, duration: 4, level: -6)
+        let tone = try TestSignals.sine(frequency: 880, duration: 12, level: -6)  // as above
         let player = try Child("paplay", [tone], environment: server.environment)
         defer { player.kill(SIGKILL) }
         try await Task.sleep(for: .milliseconds(500))

@@ -162,9 +162,14 @@ struct SoundServerPlayTests {
         let heard = audio.activeRegions(channel: SessionSide.left.channel).totalDuration
         sessionReport(String(format: "Position %.4f s while playing; %.4f s paused; the sink played %.4f s", playing, paused, heard))
         // Paused, the position is where the engine put the voice once the flush said what the
-        // sink had played, to the frame, not the pause call's estimate (with --long-buffer
-        // 5–11 ms past it; with the short buffer −14 … +1.4 ms under load).
-        #expect(abs(paused - heard) <= 0.003, "Position \(paused) s after the pause, the sink played \(heard) s")
+        // sink had played (the server's read index after it), not the pause call's estimate
+        // (with --long-buffer 5–11 ms past it; with the short buffer −14 … +1.4 ms under load):
+        // to the frame where the sink cannot take back what it rendered (0.0–0.1 ms in 6 runs
+        // each at 48 kHz without rewinds and on PipeWire). At PulseAudio's defaults the sink
+        // rewinds part of its rendered block after that read index is taken: +0.5 … +2.5 ms
+        // here, +4.4 ms once in a loaded CI run; there the bound is the issue's, 10 ms.
+        let bound = TestSoundServerKind.selected == .pulseAudioDefaults ? 0.010 : 0.003
+        #expect(abs(paused - heard) <= bound, "Position \(paused) s after the pause, the sink played \(heard) s")
         // The pause took effect somewhere between sending it and playerctl's return.
         let earliest = paused - Self.seconds(pauseDone - readAt)
         let latest = paused - Self.seconds(pauseSent - readAt) + 0.030

@@ -115,7 +115,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         Handler.requests += 1
-        print('REQUEST', self.path, self.headers.get('Range', '-'), flush=True)
+        sys.stdout.write('REQUEST %s %s\n' % (self.path, self.headers.get('Range', '-')))
+        sys.stdout.flush()
         try:
             getattr(self, 'serve_' + mode)()
         except (BrokenPipeError, ConnectionResetError):

@@ -68,7 +68,7 @@ final class Publisher: Sendable {
     // MARK: What it printed
 
     /// The command lines it printed after the `published` line.
-    var commands: [String] { Array(process.stdout.split(separator: "\n").dropFirst().map(String.init)) }
+    var commands: [String] { Array(process.settledStdout.split(separator: "\n").dropFirst().map(String.init)) }
 
     /// Waits until it prints `line` (a whole line).
     func waitForLine(_ line: String, timeout: Double = 5) async throws {

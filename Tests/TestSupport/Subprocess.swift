@@ -97,11 +97,14 @@ public final class Child: Sendable {
         // Each pipe is read by a thread of its own with blocking reads until its end. (With
         // readability handlers, clearing a handler from the handler and from deinit raced
         // inside Foundation and corrupted memory.)
+        outDescriptor = outPipe.fileHandleForReading.fileDescriptor
         for (pipe, buffer) in [(outPipe, out), (errPipe, err)] {
             let handle = pipe.fileHandleForReading
             Thread.detachNewThread {
                 while true {
+                    buffer.setReading(true)
                     let data = handle.availableData
+                    buffer.setReading(false)
                     if data.isEmpty { break }
                     buffer.append(data)
                 }
@@ -113,6 +116,31 @@ public final class Child: Sendable {
 
     public var pid: Int32 { process.processIdentifier }
     public var stdout: String { out.text }
+    private let outDescriptor: Int32
+
+    /// Standard output with everything the child has written so far: waits (at most 1 s)
+    /// until the pipe holds nothing unread and the reader thread is back in its read. For
+    /// a child that prints a line and then answers a call: the answer can reach the test
+    /// before the reader thread has taken the line from the pipe (`earshot publish`'s
+    /// "volume 0.00" was missing once, read right after the Set returned).
+    public var settledStdout: String {
+        func idle() -> Bool {
+            var unread: Int32 = 0
+            return out.isReading && ioctl(outDescriptor, UInt(FIONREAD), &unread) == 0 && unread == 0
+        }
+        let deadline = Date().addingTimeInterval(1)
+        while Date() < deadline, !out.isFinished {
+            // Twice, 0.5 ms apart, with nothing appended between: a read that had just
+            // returned (flag still set, pipe empty, data not yet appended) shows as a change.
+            let count = out.count
+            if idle() {
+                usleep(500)
+                if idle(), out.count == count { break }
+            }
+            usleep(200)
+        }
+        return out.text
+    }
     public var stderr: String { err.text }
     public var isRunning: Bool { process.isRunning }
 
@@ -175,6 +203,10 @@ public func eventually(
 final class OutputBuffer: Sendable {
     private let data = Mutex(Data())
     private let finished = Mutex(false)
+    /// The reader thread is in its blocking read: whatever it read before is appended.
+    private let reading = Mutex(false)
+    func setReading(_ value: Bool) { reading.withLock { $0 = value } }
+    var isReading: Bool { reading.withLock { $0 } }
     func append(_ more: Data) { data.withLock { $0.append(more) } }
     /// The pipe reached its end.
     func finish() { finished.withLock { $0 = true } }

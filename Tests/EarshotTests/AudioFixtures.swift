@@ -13,16 +13,39 @@ func captured(_ body: @escaping () async throws -> Void) async throws -> Capture
         let capture = try Capture(server: server)
         let engine = AudioEngine.shared
         let underruns = engine.underrunCount, deviceTime = engine.deviceCurrentTime, started = Date()
-        let audio = try await capture.record {
+        var audio = try await capture.record {
             try await body()
             try await sleep(engine.outputLatency + 0.1)
         }
+        silenceStrayStart(&audio)
         // For a capture that does not hold what was played: how long the body ran against
         // the device clock, and whether the stream broke meanwhile.
         print(String(format: "captured: %.3f s of body, %.3f s of device clock, %d underruns, %.3f s captured",
                      Date().timeIntervalSince(started), engine.deviceCurrentTime - deviceTime,
                      engine.underrunCount - underruns, audio.duration))
         return audio
+    }
+}
+
+/// At PulseAudio's defaults (a 44.1 kHz sink, rewinds on, the engine's 48 kHz stream
+/// resampled by the server) about 1 run in 5 of the app-level pass captured one stray sample
+/// about 7 ms into the capture, before the test's own sound started: 0.31 and a resampler's
+/// ringing after it, none before (in `noBusStillPlays` on 2026-11-26, in CI and here, and in
+/// "volume and pan …" in CI), 48 ms before the tone. It sits at the same place in the
+/// capture whatever the test plays, and is probably the server's, from the engine's idle
+/// stream restarting after an underrun; not found. It is silenced here and reported as an
+/// intermittent known issue, so that each test measures its own sound: only a region of at
+/// most 2 ms, in the first 20 ms, 20 ms or more before the next sound.
+private func silenceStrayStart(_ audio: inout CapturedAudio) {
+    let regions = audio.activeRegions(window: 0.001)
+    guard let stray = regions.first, stray.start < 0.02, stray.duration <= 0.002,
+          regions.count == 1 || regions[1].start - stray.end >= 0.02 else { return }
+    let rate = Double(audio.sampleRate)
+    let from = max(0, Int((stray.start - 0.002) * rate)) * audio.channels
+    let to = min(audio.frameCount, Int((stray.end + 0.002) * rate)) * audio.channels
+    for index in from..<to { audio.samples[index] = 0 }
+    withKnownIssue("a stray sample at the capture's start at PulseAudio's defaults", isIntermittent: true) {
+        Issue.record("a stray region \(stray) before the test's sound, silenced")
     }
 }
 

@@ -185,19 +185,7 @@ extension AudioPlayerTests {
             try await waitUntilFinished(player)
         }
         let regions = audio.activeRegions()
-        // Regions of a few frames are counted apart: at PulseAudio's defaults (44.1 kHz sink,
-        // the 48 kHz stream resampled by the server, rewinds on) about 1 run in 5 of this
-        // suite captures one stray sample (0.31) 48 ms before the tone, then the tone whole.
-        // The sample has a resampler's ringing after it and none before: the first output of
-        // a resampler run that starts there, as the server's does after a rewind. So probably
-        // a rewind seen by the monitor, not proven; not found yet. Seen in CI on 2026-11-26,
-        // and once in "an unprepared player … without a hole". (The stop that did not wake
-        // the render thread, fixed, was another thing heard here.)
-        let sounds = regions.filter { $0.duration > 0.002 }
-        #expect(sounds.count == 1 && sounds.first?.duration.isClose(to: 0.5, within: 0.02) == true, "heard whole: \(regions)")
-        withKnownIssue("a stray frame is sometimes heard before a new player's first frame at PulseAudio's defaults", isIntermittent: true) {
-            #expect(sounds.count == regions.count, "nothing but the tone: \(regions)")
-        }
+        #expect(regions.count == 1 && regions.first?.duration.isClose(to: 0.5, within: 0.02) == true, "heard whole: \(regions)")
         #expect(!session.isConnected && !session.isActive, "no session without a bus")
     }
 }

@@ -29,6 +29,9 @@ struct DecodingFFmpegFixtures: Sendable {
     var taggedAAC: String { path("tagged.m4a") }
     /// MP3 (libsndfile's) with the same tags in ID3v2.4.
     var taggedMP3: String { path("tagged-id3.mp3") }
+    /// FLAC with the same tags as Vorbis comments, as ffmpeg names them (ALBUMARTIST,
+    /// TRACKNUMBER, DISCNUMBER, DESCRIPTION, …).
+    var taggedFLAC: String { path("tagged-vorbis.flac") }
     /// AAC in MP4 whose title atom holds "La été" in Latin-1, not UTF-8.
     var latin1AAC: String { path("latin1-title.m4a") }
 
@@ -91,6 +94,7 @@ struct DecodingFFmpegFixtures: Sendable {
         let tagArguments = tags.sorted { $0.key < $1.key }.flatMap { ["-metadata", "\($0.key)=\($0.value)"] }
         try await ffmpeg(["-i", base.pcm16, "-c:a", "aac"] + tagArguments + [f.taggedAAC])
         try await ffmpeg(["-i", base.pcm16, "-c:a", "libmp3lame", "-id3v2_version", "4"] + tagArguments + [f.taggedMP3])
+        try await ffmpeg(["-i", base.pcm16, "-c:a", "flac"] + tagArguments + [f.taggedFLAC])
         let latin1 = f.path("latin1-source.m4a")
         try await ffmpeg(["-i", base.pcm16, "-c:a", "aac", "-metadata", "title=La XtX", latin1])
         var bytes = try DecodingFixtures.bytes(latin1)

@@ -13,13 +13,10 @@ struct SessionMetadataArtTests {
     /// MPRIS type, `xesam:url` names each file, and `mpris:artUrl` is a file in the cache
     /// whose bytes are the embedded image, one file for both tracks.
     @Test func tagsAndEmbeddedArtOfMP3AndM4A() async throws {
-        let directory = NSTemporaryDirectory() + "earshot-metadata-art-\(getpid())-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (directory, cover) = try await directoryWithCover("metadata-art")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let cover = directory + "/cover-source.png"
         let mp3 = directory + "/one.mp3"
         let m4a = directory + "/two.m4a"
-        try await ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=32x32", "-frames:v", "1", cover])
         let withPicture = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=20", "-i", cover,
                            "-map", "0:a", "-map", "1:v", "-c:v", "copy"]
         try await ffmpeg(withPicture + [
@@ -95,6 +92,47 @@ struct SessionMetadataArtTests {
         #expect(stored.count == 1, "the art cache holds \(stored)")
     }
 
+    /// A FLAC file with Vorbis comments and a picture block, as ffmpeg writes them: the tags
+    /// and the art reach MPRIS as for MP3, and the player never loads FFmpeg to read them (its
+    /// libraries cost a start about 35 ms of CPU; ``FLACMetadata`` reads FLAC's blocks).
+    @Test func flacTagsAndArtWithoutFFmpeg() async throws {
+        let (directory, cover) = try await directoryWithCover("metadata-flac")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let flac = directory + "/three.flac"
+        try await ffmpeg([
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=20", "-i", cover,
+            "-map", "0:a", "-map", "1:v", "-c:v", "copy", "-disposition:v", "attached_pic", "-c:a", "flac",
+            "-metadata", "title=Third Song", "-metadata", "artist=Ann Arbor;Bo Bell", "-metadata", "album=Both Sides",
+            "-metadata", "album_artist=The Band", "-metadata", "track=5/12", "-metadata", "disc=2/2",
+            "-metadata", "composer=Cy Cole", flac,
+        ])
+        let png = try Data(contentsOf: URL(fileURLWithPath: cover))
+
+        let world = try await SessionWorld()
+        var environment = world.environment
+        environment["XDG_CACHE_HOME"] = directory + "/cache"
+        let app = "metaflac"
+        let player = try Child(Paths.earshot, ["play", "--name", app, flac], environment: environment)
+        defer { player.kill(SIGKILL) }
+        let metadata = try await metadata(world, app, player, until: "the FLAC track with its art") {
+            $0["xesam:title"]?.string == "Third Song" && $0["mpris:artUrl"] != nil
+        }
+        #expect(metadata["xesam:artist"] == .strings(["Ann Arbor", "Bo Bell"]))
+        #expect(metadata["xesam:albumArtist"] == .strings(["The Band"]))
+        #expect(metadata["xesam:composer"] == .strings(["Cy Cole"]))
+        #expect(metadata["xesam:trackNumber"] == .int32(5))
+        #expect(metadata["xesam:discNumber"] == .int32(2))
+        let artPath = try #require(metadata["mpris:artUrl"]?.string.flatMap { URL(string: $0)?.path })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: artPath)) == png, "the art file's bytes are the FLAC picture")
+        // Read with cat: Foundation reads a file's stat size, and /proc's files have none.
+        let maps = try await run("cat", ["/proc/\(player.pid)/maps"]).stdout
+        #expect(maps.contains("libpulse"), "the player's mappings were read: \(maps.prefix(200))")
+        let ffmpegLibraries = Set(maps.split(separator: "\n").compactMap { line in
+            line.split(separator: "/").last.flatMap { $0.hasPrefix("libav") || $0.hasPrefix("libswresample") ? String($0) : nil }
+        })
+        #expect(ffmpegLibraries.isEmpty, "earshot play of a FLAC file loaded \(ffmpegLibraries.sorted())")
+    }
+
     /// Polls the player's Metadata until `condition` holds; fails naming what it last saw.
     private func metadata(
         _ world: SessionWorld, _ app: String, _ player: Child, until what: String,
@@ -115,6 +153,16 @@ struct SessionMetadataArtTests {
             throw TestFailure("never saw \(what): Metadata was \(last.value); earshot printed \(player.stdout), stderr: \(player.stderr)")
         }
         return last.value
+    }
+
+    /// A new temporary directory (the caller removes it) holding `cover-source.png`, a 32×32
+    /// red PNG made by ffmpeg.
+    private func directoryWithCover(_ name: String) async throws -> (directory: String, cover: String) {
+        let directory = NSTemporaryDirectory() + "earshot-\(name)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let cover = directory + "/cover-source.png"
+        try await ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=32x32", "-frames:v", "1", cover])
+        return (directory, cover)
     }
 
     private func ffmpeg(_ arguments: [String]) async throws {

@@ -9,7 +9,7 @@ extension AudioFileTags {
     /// "album_artist", "track", "disc", "composer", "date", …); keys are compared without case.
     /// The first dictionary that has a key wins.
     init(metadata dictionaries: [OpaquePointer?]) {
-        var values: [String: [String]] = [:]
+        var fields: [String: [String]] = [:]
         for dictionary in dictionaries {
             guard let dictionary else { continue }
             var seen: [String: [String]] = [:]
@@ -21,39 +21,14 @@ extension AudioFileTags {
                 guard !text.isEmpty else { continue }
                 seen[Self.repairedText(key).lowercased(), default: []].append(text)
             }
-            for (key, list) in seen where values[key] == nil { values[key] = list }
+            for (key, list) in seen where fields[key] == nil { fields[key] = list }
         }
-        func first(_ keys: String...) -> String? {
-            for key in keys { if let value = values[key]?.first { return value } }
-            return nil
-        }
-        func list(_ keys: String...) -> [String] {
-            for key in keys {
-                guard let entries = values[key] else { continue }
-                // Several entries (Vorbis comments repeat a key), or one FFmpeg joined with ";" (ID3v2.4's NUL-separated lists).
-                let split = entries.flatMap { $0.split(separator: ";").map { $0.trimmingWhitespace() } }.filter { !$0.isEmpty }
-                if !split.isEmpty { return split }
-            }
-            return []
-        }
-        self.init(
-            title: first("title"), artist: first("artist"), album: first("album"), genre: first("genre"),
-            trackNumber: first("track", "tracknumber"), date: first("date", "year", "creation_time"),
-            comment: first("comment", "description")
-        )
-        artists = list("artist", "artists")
-        albumArtists = list("album_artist", "albumartist", "album artist")
-        composer = first("composer")
-        discNumber = first("disc", "discnumber")
+        self.init(fields: fields)
     }
 
-    /// Text from FFmpeg, which passes tag bytes through as they were: invalid UTF-8 is repaired
-    /// with replacement characters; control characters other than tab and newline are dropped.
+    /// Text from FFmpeg, which passes tag bytes through as they were: repaired as the bytes
+    /// of a file are.
     static func repairedText(_ text: UnsafePointer<CChar>) -> String {
-        let bytes = UnsafeRawBufferPointer(start: text, count: strlen(text))
-        let string = String(decoding: bytes, as: UTF8.self)
-        return String(String.UnicodeScalarView(string.unicodeScalars.filter {
-            $0.value >= 0x20 || $0 == "\t" || $0 == "\n"
-        }))
+        repairedText(UnsafeRawBufferPointer(start: text, count: strlen(text)))
     }
 }

@@ -2,18 +2,21 @@ internal import CFFmpeg
 internal import CFFmpegLoader
 
 extension AudioFileTags {
-    /// The tags of a file libsndfile opened, completed from FFmpeg's reading of the same
-    /// bytes: libsndfile's seven string fields stand where it has them; FFmpeg adds the artists
-    /// as a list, the album artists, the composer and the disc number, and any field libsndfile
-    /// left empty. `path` or `bytes` is the file (bytes: a reader of their own, so that
-    /// libsndfile's read position is not moved). When FFmpeg cannot read the file, the tags are
-    /// libsndfile's alone.
+    /// The tags of a file libsndfile opened, completed from a second reading of the same
+    /// bytes: libsndfile's seven string fields stand where it has them; the second reading adds
+    /// the artists as a list, the album artists, the composer and the disc number, and any
+    /// field libsndfile left empty. A FLAC file's comments are read by ``FLACMetadata``; any
+    /// other file's tags by FFmpeg. `path` or `bytes` is the file (bytes: a reader of their
+    /// own, so that libsndfile's read position is not moved). When neither can read the
+    /// file, the tags are libsndfile's alone.
     static func completing(_ sndfile: AudioFileTags, path: String?, bytes: VirtualSource?) -> AudioFileTags {
         let ffmpeg: AudioFileTags?
         if let path {
-            ffmpeg = FFmpegTagReader.tags(path: path)
+            ffmpeg = FLACMetadata.File(path: path).flatMap { FLACMetadata.read($0, pictures: false)?.tags }
+                ?? FFmpegTagReader.tags(path: path)
         } else if let bytes {
-            ffmpeg = FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
+            ffmpeg = FLACMetadata.read(FLACMetadata.Memory(all: bytes.bytes), pictures: false)?.tags
+                ?? FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
         } else {
             ffmpeg = nil
         }

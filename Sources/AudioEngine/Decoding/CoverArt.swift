@@ -37,14 +37,24 @@ public struct CoverArt: Sendable, Hashable {
     public static let maximumSize = 16 << 20
 
     /// The art of the audio file at `path`: the embedded picture (the front cover when there
-    /// are several), else an image beside the file, else nil. Reads the file's header with
-    /// libavformat (nothing is decoded); an unreadable file or image is taken for no art.
+    /// are several), else an image beside the file, else nil. Reads the file's header (nothing
+    /// is decoded); an unreadable file or image is taken for no art.
     public static func find(forAudioFileAt path: String) -> CoverArt? {
         embedded(inAudioFileAt: path) ?? beside(audioFileAt: path)
     }
 
-    /// The picture embedded in the audio file at `path`, if any.
+    /// The picture embedded in the audio file at `path`, if any. A FLAC file's pictures are
+    /// read by ``FLACMetadata``, any other file's by FFmpeg.
     public static func embedded(inAudioFileAt path: String) -> CoverArt? {
+        if let file = FLACMetadata.File(path: path), let flac = FLACMetadata.read(file, pictures: true) {
+            return flac.coverPicture.map { CoverArt(data: $0.data) }
+        }
+        return embeddedByFFmpeg(inAudioFileAt: path)
+    }
+
+    /// The picture FFmpeg finds embedded in the file at `path`: a stream with the attached
+    /// picture disposition, the front cover preferred.
+    static func embeddedByFFmpeg(inAudioFileAt path: String) -> CoverArt? {
         guard FFmpegLibrary.available else { return nil }
         var probe: UnsafeMutablePointer<AVIOContext>?
         FFmpegLog.install()

@@ -1,5 +1,3 @@
-internal import CFFmpeg
-internal import CFFmpegLoader
 import Glibc
 
 /// Cover art written to files that a desktop shell can read (`mpris:artUrl` is a `file://` URL),
@@ -119,24 +117,9 @@ public struct CoverArtCache: Sendable {
         return home + "/.cache/earshot/art"
     }
 
-    /// The SHA-256 of `data` in lower-case hexadecimal (libavutil's implementation); where
-    /// FFmpeg cannot be loaded (art found beside the file still is), a 64-bit FNV-1a hash of
-    /// the bytes and their count, marked `fnv-`: a cache name, not a checksum.
+    /// The SHA-256 of `data` in lower-case hexadecimal.
     static func digest(_ data: [UInt8]) -> String {
-        guard FFmpegLibrary.available else {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in data {
-                hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-            }
-            return "fnv-" + String(hash, radix: 16).leftPadded(to: 16) + "-" + String(data.count)
-        }
-        guard let context = ff.av_sha_alloc() else { return "unhashed" }
-        defer { ff.av_free(UnsafeMutableRawPointer(context)) }
-        ff.av_sha_init(context, 256)
-        data.withUnsafeBufferPointer { ff.av_sha_update(context, $0.baseAddress, $0.count) }
-        var digest = [UInt8](repeating: 0, count: 32)
-        ff.av_sha_final(context, &digest)
-        return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+        SHA256.hexDigest(data)
     }
 
     private static func systemMessage(_ code: Int32) -> String {

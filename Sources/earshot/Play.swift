@@ -68,6 +68,12 @@ struct Play: AsyncParsableCommand {
         + "by the first play. No MPRIS; the session options do not apply."))
     var implicitSession = false
 
+    /// The sample rate of the first argument that is not a URL, when it opens as audio.
+    static func firstFileRate(_ files: [String]) -> Int? {
+        guard let first = files.first(where: { !NetworkStream.handles($0) }) else { return nil }
+        return try? AudioFile(contentsOf: CommandLineFile(first, command: "play").path).format.sampleRate
+    }
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one FILE to play") }
         guard volume.isFinite, (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1, not \(volume)") }
@@ -86,6 +92,12 @@ struct Play: AsyncParsableCommand {
         // here: Seekeds to 0.19-0.24 s).
         var engineConfiguration = AudioEngine.Configuration(device: device)
         if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
+        // On a sound server, the stream runs at the first local file's rate, as paplay's and
+        // mpv's do: the server resamples it to the sink once (or not at all: PulseAudio's
+        // sinks run at 44.1 kHz by default), instead of the engine resampling a 44.1 kHz file
+        // to 48 kHz and the sink back. Items at other rates are resampled to it. An ALSA
+        // device keeps the engine's rate (hardware may take no other).
+        if engineConfiguration.output != .alsa, let rate = Play.firstFileRate(files) { engineConfiguration.sampleRate = rate }
         AudioEngine.configureShared(engineConfiguration)
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer

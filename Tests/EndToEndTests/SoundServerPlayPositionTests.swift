@@ -9,8 +9,9 @@ import TestSupport
 extension SoundServerPlayTests {
     @Test("on a sink that starts late, earshot play's MPRIS Position never goes back and, once it moves, runs with the clock; no Seeked")
     func positionFromALateStart() async throws {
-        // A server of its own, just started, at PulseAudio's defaults but 48 kHz (so the file
-        // is resampled) and with no keep-alive stream: its idle null sink sleeps out its first
+        // A server of its own, just started, at PulseAudio's defaults but 48 kHz (so the
+        // server resamples the stream, which runs at the file's 44.1 kHz) and with no
+        // keep-alive stream: its idle null sink sleeps out its first
         // 2 s block, so the first stream to start there waits up to that long to be heard,
         // as a sink that wakes slowly does. Before the fix the position ran from the play call,
         // then jumped back to the start (with Seeked) when the first frame was heard.

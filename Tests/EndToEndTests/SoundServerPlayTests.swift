@@ -44,6 +44,22 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
+    @Test("the stream runs at the first file's rate (44.1 kHz here), which the server resamples, as paplay's does")
+    func streamAtTheFilesRate() async throws {
+        let world = try await SessionWorld()
+        let file = try TestSignals.sine(frequency: 440, duration: 20, sampleRate: 44100)
+        let process = try Child(Paths.earshot, ["play", "--name", "cdrate", file], environment: world.environment)
+        defer { process.kill(SIGKILL) }
+        let player = SessionPlayer(app: "cdrate", side: .left, process: process, world: world)
+        try await player.waitUntilPlaying()
+        let pid = try #require(try await world.pid(of: try await player.uniqueName()))
+        let listing = try world.server.pactl("list", "sink-inputs")
+        let block = try #require(listing.components(separatedBy: "Sink Input #").first { $0.contains("application.process.id = \"\(pid)\"") },
+                                 "\(listing)")
+        let spec = try #require(block.split(separator: "\n").first { $0.contains("Sample Specification:") }, "\(block)")
+        #expect(spec.hasSuffix(" 44100Hz"), "\(spec)")
+    }
+
     @Test("earshot status shows what a session plays through: the server and its version")
     func statusShowsTheOutput() async throws {
         let world = try await SessionWorld()

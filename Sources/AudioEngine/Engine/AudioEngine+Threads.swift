@@ -331,6 +331,20 @@ extension AudioEngine {
         return true
     }
 
+    /// Any thread, as the last playing voice pauses or stops (`change` stores its new state):
+    /// the render thread drops what the output buffered, so that the silence is heard at once.
+    /// The request comes before the change, so that the render thread, seeing no voice play,
+    /// finds it; then a write in progress is broken off and the render thread woken. Unwoken,
+    /// it could sleep while the output pulls, and the output pulls only when the server asks
+    /// for more: on a sink rendering far ahead (a null sink at PulseAudio's defaults) a stopped
+    /// sound's last write was still queued when the next sound started, and heard before it.
+    func silenceNow(changing change: () -> Void) {
+        flushRequested.store(true, ordering: .releasing)
+        change()
+        openOutput.withLock { $0?.interruptWrite() }
+        renderWake.signal()
+    }
+
     /// Any thread: something changed what is heard. With a long buffer playing, the render
     /// thread restarts the stream from the frame heard (see `restartIfRequested`);
     /// otherwise the change is heard within the short buffer and nothing is done.

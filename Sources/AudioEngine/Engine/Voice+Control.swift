@@ -72,29 +72,18 @@ extension Voice {
         let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
         pausedPosition.store(clock.mediaTime(atFrame: expected) ?? position.value)
         rewindOnFlush.store(true, ordering: .releasing)
-        engine.flushRequested.store(true, ordering: .releasing)
-        playState.store(PlayState.paused.rawValue, ordering: .releasing)
-        engine.openOutput.withLock { $0?.interruptWrite() }
-        engine.renderWake.signal()
+        engine.silenceNow { playState.store(PlayState.paused.rawValue, ordering: .releasing) }
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
     public func stop() {
         clearSuccessor()
         let wasPlaying = isPlaying
-        let silencing = wasPlaying && !engine.anyVoicePlaying(besides: self)
-        if silencing { engine.flushRequested.store(true, ordering: .releasing) }
-        playState.store(PlayState.stopped.rawValue, ordering: .releasing)
-        if silencing {
-            // As a pause: the render thread may be asleep while the output pulls, and the
-            // output pulls only when the server asks for more. Unwoken, the flush waited for
-            // that request: on a sink rendering far ahead (a null sink at PulseAudio's
-            // defaults), the stopped sound's last write was still queued when the next sound
-            // started, and was heard before it.
-            engine.openOutput.withLock { $0?.interruptWrite() }
-            engine.renderWake.signal()
-        } else if wasPlaying {
-            engine.requestRestart()
+        if wasPlaying, !engine.anyVoicePlaying(besides: self) {
+            engine.silenceNow { playState.store(PlayState.stopped.rawValue, ordering: .releasing) }
+        } else {
+            playState.store(PlayState.stopped.rawValue, ordering: .releasing)
+            if wasPlaying { engine.requestRestart() }
         }
         prepared.store(false, ordering: .releasing)
         resetLoopsRequested.store(true, ordering: .releasing)

@@ -51,6 +51,13 @@ struct SoundServerBufferTests {
         return AudioEngine(configuration: configuration)
     }
 
+    /// An engine named `name` asking for 100 ms periods, and a voice of a 4 s 600 Hz tone in it.
+    static func hundredMillisecondPeriods(_ name: String) throws -> (engine: AudioEngine, voice: Voice) {
+        let engine = Self.engine(name)
+        engine.setPreferredIOBufferDuration(0.1)
+        return (engine, try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4))))
+    }
+
     @Test("a preferred IO buffer duration is asked of the server, granted, reported, and the tone plays whole",
           arguments: [0.005, 0.1])
     func preferredDurationIsGranted(seconds: Double) async throws {
@@ -95,9 +102,7 @@ struct SoundServerBufferTests {
     @Test("with a long buffer, a pause is still heard within 30 ms and currentTime is what the sink played")
     func longBufferPausesAtOnce() async throws {
         try await withAudio(idleTimeout: 0) { server in
-            let engine = Self.engine("Buffer Pause Test")
-            engine.setPreferredIOBufferDuration(0.1)
-            let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
+            let (engine, voice) = try Self.hundredMillisecondPeriods("Buffer Pause Test")
             defer { voice.dispose() }
             let pause = try await PauseMeasurement(voice, playing: .milliseconds(1300), record: Capture(server: server).record)
             try #require(!pause.audio.activeRegions().isEmpty)
@@ -114,9 +119,7 @@ struct SoundServerBufferTests {
     @Test("with 100 ms periods, a stop is heard within 30 ms, as a pause is")
     func longPeriodStopsAtOnce() async throws {
         try await withAudio(idleTimeout: 0) { server in
-            let engine = Self.engine("Buffer Stop Test")
-            engine.setPreferredIOBufferDuration(0.1)
-            let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(frequency: 600, duration: 4)))
+            let (engine, voice) = try Self.hundredMillisecondPeriods("Buffer Stop Test")
             defer { voice.dispose() }
             // The bound for a stop, as for a pause. (While the output pulls, the render
             // thread sleeps until the server asks for more; a stop that did not wake it was

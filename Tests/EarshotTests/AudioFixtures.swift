@@ -69,3 +69,12 @@ func makeFolder(_ name: String) throws -> String {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
+
+/// An engine whose music streams hold a 1 s server-side buffer, as `earshot play
+/// --long-buffer`'s does, and release the output after 0.5 s of silence.
+func longBufferEngine() -> AudioEngine {
+    var configuration = AudioEngine.Configuration()
+    configuration.musicBufferDuration = 1
+    configuration.idleRelease = 0.5
+    return AudioEngine(configuration: configuration)
+}

@@ -15,10 +15,7 @@ import TestSupport
 extension AudioPlayerTests {
     @Test("after a pause on a long buffer, the now-playing elapsed time settles at currentTime, what the sink played", arguments: [false, true])
     func pausePublishesSettledPosition(queued: Bool) async throws {
-        var configuration = AudioEngine.Configuration()
-        configuration.musicBufferDuration = 1
-        configuration.idleRelease = 0.5
-        let engine = AudioEngine(configuration: configuration)
+        let engine = longBufferEngine()
         let url = URL(fileURLWithPath: try TestSignals.sine(frequency: 700, duration: 4))
         let center = NowPlayingInfoCenter()
         // Both owners: a player connected by itself, and a queue (what `earshot play` is).
@@ -57,10 +54,7 @@ extension AudioPlayerTests {
     /// decode and resample the buffer and a half it primes, a release build 10–30 ms.
     @Test("on a long buffer, an unprepared player of a 44.1 kHz file does not sit out the first burst: heard within 0.6 s of play() (was a second), and whole")
     func longBufferStartsAtOnce() async throws {
-        var configuration = AudioEngine.Configuration()
-        configuration.musicBufferDuration = 1
-        configuration.idleRelease = 0.5
-        let engine = AudioEngine(configuration: configuration)
+        let engine = longBufferEngine()
         let url = URL(fileURLWithPath: try TestSignals.sine(frequency: 700, duration: 1.5, sampleRate: 44100))
         let player = try AudioPlayer(contentsOf: url, engine: engine)
         let called = Locked<ContinuousClock.Instant?>(nil)

@@ -127,10 +127,7 @@ struct AudioPlayerTests {
     /// late, whenever the server's next half-second request comes).
     @Test("beside a long buffer, a volume change, a second player's start and stop, and a pause are heard within 30 ms")
     func changesHeardAtOnce() async throws {
-        var configuration = AudioEngine.Configuration()
-        configuration.musicBufferDuration = 1
-        configuration.idleRelease = 0.5
-        let engine = AudioEngine(configuration: configuration)
+        let engine = longBufferEngine()
         let first = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 700, duration: 5)), engine: engine)
         let second = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 700, duration: 2)), engine: engine)
         #expect(first.prepareToPlay() && second.prepareToPlay())

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
 
 /// Calls `handler` (on a Dispatch queue) when one of `signals` arrives, instead of letting
 /// it end the process, so that a command can stop cleanly: restore the terminal, release
@@ -12,16 +13,31 @@ import Glibc
 /// until it has, the signal is ignored (`SIG_IGN`, which its registration replaces) and a
 /// SIGTERM sent in between is lost. `earshot daemon` announced itself first, and a SIGTERM
 /// sent right after the announcement was lost once in a loaded CI run: the daemon ran on.
+/// A registration that does not come within `registrationTimeout` seconds (it came at once
+/// in every run here) is said on standard error, and the command goes on rather than hang.
 func onTerminationSignals(
-    _ signals: [Int32] = [SIGINT, SIGTERM], _ handler: @escaping @Sendable () -> Void
+    _ signals: [Int32] = [SIGINT, SIGTERM], registrationTimeout: Double = 2, _ handler: @escaping @Sendable () -> Void
 ) async -> [DispatchSourceSignal] {
     let sources = signals.map { DispatchSource.makeSignalSource(signal: $0) }
     for (signo, source) in zip(signals, sources) {
         signal(signo, SIG_IGN)
         source.setEventHandler(handler: handler)
-        await withCheckedContinuation { (registered: CheckedContinuation<Void, Never>) in
-            source.setRegistrationHandler { registered.resume() }
+        // Resumed once: by the registration or by the timeout, whichever comes first.
+        let waiting = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+        let registered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            waiting.withLock { $0 = continuation }
+            let timeout = DispatchWorkItem { waiting.withLock { $0.take() }?.resume(returning: false) }
+            source.setRegistrationHandler {
+                timeout.cancel()
+                waiting.withLock { $0.take() }?.resume(returning: true)
+            }
             source.resume()
+            DispatchQueue.global().asyncAfter(deadline: .now() + registrationTimeout, execute: timeout)
+        }
+        if !registered {
+            let name = strsignal(signo).map { String(cString: $0) } ?? "signal \(signo)"
+            note("earshot: \(name) (\(signo)) is not watched after \(registrationTimeout) s (Dispatch has not registered its "
+                 + "source); until it is, that signal is ignored")
         }
     }
     return sources

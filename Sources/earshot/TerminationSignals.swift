@@ -22,17 +22,21 @@ func onTerminationSignals(
     for (signo, source) in zip(signals, sources) {
         signal(signo, SIG_IGN)
         source.setEventHandler(handler: handler)
-        // Resumed once: by the registration or by the timeout, whichever comes first.
+        // Resumed once: by the registration or by the timeout, whichever comes first. The
+        // timeout is a timer source, cancelled at the registration: unlike `asyncAfter`, a
+        // cancelled source never fires, so a command that started well wakes for nothing.
         let waiting = Mutex<CheckedContinuation<Bool, Never>?>(nil)
         let registered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             waiting.withLock { $0 = continuation }
-            let timeout = DispatchWorkItem { waiting.withLock { $0.take() }?.resume(returning: false) }
+            let timeout = DispatchSource.makeTimerSource()
+            timeout.setEventHandler { waiting.withLock { $0.take() }?.resume(returning: false) }
+            timeout.schedule(deadline: .now() + registrationTimeout)
             source.setRegistrationHandler {
                 timeout.cancel()
                 waiting.withLock { $0.take() }?.resume(returning: true)
             }
+            timeout.resume()
             source.resume()
-            DispatchQueue.global().asyncAfter(deadline: .now() + registrationTimeout, execute: timeout)
         }
         if !registered {
             let name = strsignal(signo).map { String(cString: $0) } ?? "signal \(signo)"

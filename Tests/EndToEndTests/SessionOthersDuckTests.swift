@@ -298,20 +298,29 @@ extension SessionOthersDuckPipeWireTests {
         #expect(after == full, "restored to the app's volume: \(String(describing: after))")
     }
 
-    /// The app's only ducked stream ends while the duck lasts: WirePlumber still holds the
-    /// ducked volume for the app, and gives it to the app's next stream.
-    @Test("a ducked app whose stream ended starts another during the duck: the new one, at the ducked volume WirePlumber kept, is ducked once and restored to the app's volume")
-    func streamEndsThenAnotherStartsWhileDucked() async throws {
-        let world = try await SessionOthersPipeWireTests.World()
+    /// Starts `app`'s stream at the original volume and `earshot play --duck` of a
+    /// `duckSeconds` tone; once the stream is ducked (and past the ramp), ends it and waits
+    /// until its sink input is gone. Returns the ducking player, still playing.
+    private func duckedStreamThatEnds(in world: SessionOthersPipeWireTests.World, app: String, duckSeconds: Double) async throws -> Child {
         let original: [UInt32] = [SessionOthersDuckTests.original, SessionOthersDuckTests.original]
-        let first = try await world.paplay(volume: SessionOthersDuckTests.original, app: "tv")
-        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 5)],
+        let first = try await world.paplay(volume: SessionOthersDuckTests.original, app: app)
+        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: duckSeconds)],
                               environment: world.environment)
         try await world.waitForVolume(of: first, "ducked") { SessionOthersDuckTests.isDucked($0, from: original) }
         try await settle(0.4)  // past the ramp
         first.kill(SIGKILL)
         _ = try await first.wait(timeout: 5)
         try await sessionPoll("the first stream to go") { try await world.sinkInput(of: first) == nil }
+        return music
+    }
+
+    /// The app's only ducked stream ends while the duck lasts: WirePlumber still holds the
+    /// ducked volume for the app, and gives it to the app's next stream.
+    @Test("a ducked app whose stream ended starts another during the duck: the new one, at the ducked volume WirePlumber kept, is ducked once and restored to the app's volume")
+    func streamEndsThenAnotherStartsWhileDucked() async throws {
+        let world = try await SessionOthersPipeWireTests.World()
+        let original: [UInt32] = [SessionOthersDuckTests.original, SessionOthersDuckTests.original]
+        let music = try await duckedStreamThatEnds(in: world, app: "tv", duckSeconds: 5)
         let second = try await world.paplay(volume: nil, app: "tv")
         try await settle(0.6)  // past the ramp of a duck
         let whileDucked = try await world.volume(of: second)
@@ -328,14 +337,7 @@ extension SessionOthersDuckPipeWireTests {
     func streamEndsThenAnotherStartsAfterTheDuck() async throws {
         let world = try await SessionOthersPipeWireTests.World()
         let original: [UInt32] = [SessionOthersDuckTests.original, SessionOthersDuckTests.original]
-        let first = try await world.paplay(volume: SessionOthersDuckTests.original, app: "podcasts")
-        let music = try Child(Paths.earshot, ["play", "--name", "music", "--duck", try SessionWorld.tone(.left, frequency: 300, duration: 2)],
-                              environment: world.environment)
-        try await world.waitForVolume(of: first, "ducked") { SessionOthersDuckTests.isDucked($0, from: original) }
-        try await settle(0.4)  // past the ramp
-        first.kill(SIGKILL)
-        _ = try await first.wait(timeout: 5)
-        try await sessionPoll("the first stream to go") { try await world.sinkInput(of: first) == nil }
+        let music = try await duckedStreamThatEnds(in: world, app: "podcasts", duckSeconds: 2)
         #expect(try await music.wait(timeout: 20) == 0, "\(music.stderr)")
         try await settle(0.3)
         let second = try await world.paplay(volume: nil, app: "podcasts")

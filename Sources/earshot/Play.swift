@@ -95,9 +95,13 @@ struct Play: AsyncParsableCommand {
         // On a sound server, the stream runs at the first local file's rate, as paplay's and
         // mpv's do: the server resamples it to the sink once (or not at all: PulseAudio's
         // sinks run at 44.1 kHz by default), instead of the engine resampling a 44.1 kHz file
-        // to 48 kHz and the sink back. Items at other rates are resampled to it. An ALSA
-        // device keeps the engine's rate (hardware may take no other).
-        if engineConfiguration.output != .alsa, let rate = Play.firstFileRate(files) { engineConfiguration.sampleRate = rate }
+        // to 48 kHz and the sink back. Items at other rates are resampled to it, so a first
+        // file below 44.1 kHz (speech at 8 or 16 kHz) leaves the engine's 48 kHz: music after
+        // it would lose its highs. An ALSA device keeps the engine's rate (hardware may take
+        // no other).
+        if engineConfiguration.output != .alsa, let rate = Play.firstFileRate(files), rate >= 44100 {
+            engineConfiguration.sampleRate = rate
+        }
         AudioEngine.configureShared(engineConfiguration)
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let queue: QueuePlayer

@@ -44,7 +44,7 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
-    @Test("the stream runs at the first file's rate (44.1 kHz here), which the server resamples, as paplay's does")
+    @Test("the stream runs at the first file's rate (44.1 kHz here), which the server resamples, as paplay's does; below 44.1 kHz, at the engine's 48 kHz")
     func streamAtTheFilesRate() async throws {
         let world = try await SessionWorld()
         let file = try TestSignals.sine(frequency: 440, duration: 20, sampleRate: 44100)
@@ -58,6 +58,19 @@ struct SoundServerPlayTests {
                                  "\(listing)")
         let spec = try #require(block.split(separator: "\n").first { $0.contains("Sample Specification:") }, "\(block)")
         #expect(spec.hasSuffix(" 44100Hz"), "\(spec)")
+
+        // A first file below 44.1 kHz leaves the engine's 48 kHz, for what follows it.
+        let speech = try TestSignals.sine(frequency: 440, duration: 20, sampleRate: 16000)
+        let second = try Child(Paths.earshot, ["play", "--name", "speechrate", speech, file], environment: world.environment)
+        defer { second.kill(SIGKILL) }
+        let speechPlayer = SessionPlayer(app: "speechrate", side: .left, process: second, world: world)
+        try await speechPlayer.waitUntilPlaying()
+        let speechPID = try #require(try await world.pid(of: try await speechPlayer.uniqueName()))
+        let again = try world.server.pactl("list", "sink-inputs")
+        let speechBlock = try #require(again.components(separatedBy: "Sink Input #").first { $0.contains("application.process.id = \"\(speechPID)\"") },
+                                       "\(again)")
+        let speechSpec = try #require(speechBlock.split(separator: "\n").first { $0.contains("Sample Specification:") }, "\(speechBlock)")
+        #expect(speechSpec.hasSuffix(" 48000Hz"), "\(speechSpec)")
     }
 
     @Test("earshot status shows what a session plays through: the server and its version")

@@ -152,22 +152,19 @@ struct AudioPlayerTests {
             #expect(engine.ioBufferDuration > 0.3, "the long buffer's request: \(engine.ioBufferDuration) s")
         }
         let regions = audio.activeRegions()
-        // Known, not fixed: on PipeWire (pipewire-pulse 0.3.65) the volume change's restart is
-        // sometimes not heard until the buffer played out (the first region runs on about a
-        // second, to 2.75 s): 2 of 5 runs on the tree of 2026-11-26, with or without the long
-        // buffer's start waiting for its voices. PulseAudio passes.
-        withKnownIssue("a long buffer's restart is sometimes heard a buffer late on PipeWire", isIntermittent: true) {
-            #expect(regions.count == 3, "\(regions)")
-            guard regions.count == 3 else { return }
-            let asked = zip(calls.dropFirst(), calls).map { $0.timeIntervalSince($1) }
-            let heard = [regions[1].start - regions[0].end, regions[1].duration, regions[2].start - regions[1].end, regions[2].duration]
-            print("changes beside a long buffer: asked \(asked), heard \(heard), \(engine.underrunCount) underruns")
-            let names = ["volume 0 to the second start", "the second player", "its stop to volume 1", "volume 1 to the pause"]
-            for (name, (wanted, got)) in zip(names, zip(asked, heard)) {
-                #expect(abs(got - wanted) <= 0.030, "\(name): \(got) s heard for \(wanted) s between the calls")
-            }
-        } when: {
-            TestSoundServerKind.selected == .pipeWire
+        // The second player starts while the render thread may be filling the long buffer: a
+        // start mixed ahead like that is un-mixed by the restart. Before, the restart could
+        // not go back past it and gave up, so the start was heard a buffer late and two
+        // regions ran together (2 instead of 3): about 1 run in 4 on PipeWire, where the
+        // server's requests fell at such moments more often.
+        #expect(regions.count == 3, "\(regions)")
+        guard regions.count == 3 else { return }
+        let asked = zip(calls.dropFirst(), calls).map { $0.timeIntervalSince($1) }
+        let heard = [regions[1].start - regions[0].end, regions[1].duration, regions[2].start - regions[1].end, regions[2].duration]
+        print("changes beside a long buffer: asked \(asked), heard \(heard), \(engine.underrunCount) underruns")
+        let names = ["volume 0 to the second start", "the second player", "its stop to volume 1", "volume 1 to the pause"]
+        for (name, (wanted, got)) in zip(names, zip(asked, heard)) {
+            #expect(abs(got - wanted) <= 0.030, "\(name): \(got) s heard for \(wanted) s between the calls")
         }
     }
 

@@ -103,6 +103,11 @@ public final class Voice: @unchecked Sendable {
     /// count (see ``rewind(toEngineFrame:)``).
     var renderEndFrame: Int64 = .min
     var renderContiguousFrom: Int64 = .max
+    /// The engine frame of the first frame mixed since the voice's (re)start, and whether
+    /// that start was scheduled (`play(atDeviceTime:)`) rather than "now": a restart that
+    /// goes back before it un-mixes the voice (see ``rewind(toEngineFrame:dryRun:)``).
+    var renderStartedAt: Int64 = .min
+    var renderStartWasScheduled = false
     var renderPeak: (Float, Float) = (0, 0)
     var renderMeanSquare: (Float, Float) = (0, 0)
 
@@ -206,6 +211,8 @@ public final class Voice: @unchecked Sendable {
         if !renderHasStarted {
             heardStartFrame.store(firstFrame + Int64(offset), ordering: .releasing)
             engine.eventSemaphore.signal()
+            renderStartedAt = firstFrame + Int64(offset)
+            renderStartWasScheduled = start != Int64.min
         }
         renderHasStarted = true
         var out = mix + offset * 2
@@ -274,13 +281,18 @@ public final class Voice: @unchecked Sendable {
     /// could. Returns false, changing nothing, when it cannot: the voice was not mixed
     /// without a gap since `frame`, or the ring no longer keeps those frames. A voice not
     /// mixed since its (re)start, or whose ring the reader is about to reset for a seek, has
-    /// nothing to undo. Takes no lock, allocates nothing.
-    func rewind(toEngineFrame frame: Int64, dryRun: Bool) -> Bool {
+    /// nothing to undo. A voice that started after `frame` (mixed ahead, into what the
+    /// restart drops: it began to play while the render thread was filling a long buffer) is
+    /// un-mixed whole and starts again on the next mix, "now" or at its scheduled frame.
+    /// Takes no lock, allocates nothing.
+    func rewind(toEngineFrame requested: Int64, dryRun: Bool) -> Bool {
         guard ringOwner.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return false }
         defer { ringOwner.store(0, ordering: .releasing) }
         guard renderHasStarted,
               seekGeneration.load(ordering: .acquiring) == appliedSeekGeneration.load(ordering: .acquiring) else { return true }
         guard renderEndFrame != .min else { return false }
+        let unstart = requested < renderStartedAt && renderContiguousFrom == renderStartedAt
+        let frame = unstart ? renderStartedAt : requested
         let back = renderEndFrame - frame
         guard back > 0 else { return true }
         guard frame >= renderContiguousFrom, back <= Int64(ring.rewindable) else { return false }
@@ -299,6 +311,14 @@ public final class Voice: @unchecked Sendable {
         renderEndFrame = frame
         publishPosition(readStartFrame: frame, read: 0)
         clock.record(VoiceClock.Anchor(endFrame: frame, endMedia: position.value, perFrame: renderPerFrame, frames: 0))
+        if unstart {
+            // As before its first mix: the next one starts it and reports where.
+            renderHasStarted = false
+            renderEndFrame = .min
+            renderContiguousFrom = .max
+            heardStartFrame.store(Int64.min, ordering: .releasing)
+            startFrame.store(renderStartWasScheduled ? renderStartedAt : Int64.min, ordering: .relaxed)
+        }
         return true
     }
 

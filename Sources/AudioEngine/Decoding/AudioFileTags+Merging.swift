@@ -10,29 +10,29 @@ extension AudioFileTags {
     /// own, so that libsndfile's read position is not moved). When neither can read the
     /// file, the tags are libsndfile's alone.
     static func completing(_ sndfile: AudioFileTags, path: String?, bytes: VirtualSource?) -> AudioFileTags {
-        let ffmpeg: AudioFileTags?
+        let second: AudioFileTags?
         if let path {
-            ffmpeg = FLACMetadata.File(path: path).flatMap { FLACMetadata.read($0, pictures: false)?.tags }
+            second = FLACMetadata.File(path: path).flatMap { FLACMetadata.read($0, pictures: false)?.tags }
                 ?? FFmpegTagReader.tags(path: path)
         } else if let bytes {
-            ffmpeg = FLACMetadata.read(FLACMetadata.Memory(all: bytes.bytes), pictures: false)?.tags
+            second = FLACMetadata.read(FLACMetadata.Memory(all: bytes.bytes), pictures: false)?.tags
                 ?? FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
         } else {
-            ffmpeg = nil
+            second = nil
         }
-        guard let ffmpeg else { return sndfile }
+        guard let second else { return sndfile }
         var tags = sndfile
-        tags.title = sndfile.title ?? ffmpeg.title
-        tags.artist = sndfile.artist ?? ffmpeg.artist
-        tags.album = sndfile.album ?? ffmpeg.album
-        tags.genre = sndfile.genre ?? ffmpeg.genre
-        tags.trackNumber = sndfile.trackNumber ?? ffmpeg.trackNumber
-        tags.date = sndfile.date ?? ffmpeg.date
-        tags.comment = sndfile.comment ?? ffmpeg.comment
-        if !ffmpeg.artists.isEmpty { tags.artists = ffmpeg.artists }
-        tags.albumArtists = ffmpeg.albumArtists
-        tags.composer = ffmpeg.composer
-        tags.discNumber = ffmpeg.discNumber
+        tags.title = sndfile.title ?? second.title
+        tags.artist = sndfile.artist ?? second.artist
+        tags.album = sndfile.album ?? second.album
+        tags.genre = sndfile.genre ?? second.genre
+        tags.trackNumber = sndfile.trackNumber ?? second.trackNumber
+        tags.date = sndfile.date ?? second.date
+        tags.comment = sndfile.comment ?? second.comment
+        if !second.artists.isEmpty { tags.artists = second.artists }
+        tags.albumArtists = second.albumArtists
+        tags.composer = second.composer
+        tags.discNumber = second.discNumber
         return tags
     }
 }

@@ -117,15 +117,7 @@ public struct CoverArt: Sendable, Hashable {
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
               status.st_size > 0, status.st_size <= maximumSize else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var done = 0
-        while done < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + done, $0.count - done) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return nil }
-            done += count
-        }
-        return bytes
+        return readFully(descriptor, count: Int(status.st_size))
     }
 
     static func mimeType(of data: [UInt8]) -> String {

@@ -163,15 +163,7 @@ extension FLACMetadata {
 
         func bytes(at offset: Int, count wanted: Int) -> [UInt8]? {
             guard offset >= 0, wanted >= 0, offset <= count - wanted else { return nil }
-            var bytes = [UInt8](repeating: 0, count: wanted)
-            var done = 0
-            while done < wanted {
-                let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, wanted - done, off_t(offset + done)) }
-                if got < 0 && errno == EINTR { continue }
-                guard got > 0 else { return nil }
-                done += got
-            }
-            return bytes
+            return readFully(descriptor, count: wanted, at: offset)
         }
     }
 }

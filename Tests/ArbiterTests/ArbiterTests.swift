@@ -26,9 +26,16 @@ final class Client: Sendable {
     @discardableResult
     func register(_ app: String, category: String = "playback", options: [String] = [], active: Bool = false,
                   producing: Bool = false, remote: Bool = false) async throws -> [String: DBusValue] {
+        try await call("Register", Self.registerArguments(app, category: category, options: options, active: active,
+                                                          producing: producing, remote: remote)).first?.stringKeyedDictionary ?? [:]
+    }
+
+    /// `Register`'s arguments for `app` in that state.
+    static func registerArguments(_ app: String, category: String = "playback", options: [String] = [], active: Bool = false,
+                                  producing: Bool = false, remote: Bool = false) -> [DBusValue] {
         let state: [String: DBusValue] = ["category": .string(category), "options": .strings(options), "active": .boolean(active),
                                           "producingSound": .boolean(producing), "remoteCommands": .boolean(remote)]
-        return try await call("Register", [.string(app), .vardict(state)]).first?.stringKeyedDictionary ?? [:]
+        return [.string(app), .vardict(state)]
     }
 
     func received(_ member: String) -> [[DBusValue]] { signals.value.filter { $0.0 == member }.map(\.1) }

@@ -46,13 +46,16 @@ struct SessionRetryTests {
                                    engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
         defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.connect()
-        // The filler leaves and registers again at once (its Register queued right behind
-        // its Unregister): the room is gone before the waiting session's retry arrives.
+        // The filler leaves and registers again at once (its Register sent right behind its
+        // Unregister, in one go on its bus thread): the room is gone before the waiting
+        // session's retry arrives. (Sent apart, a loaded CI run delayed the Register past
+        // the retry, and the filler was the one refused.)
         let unregister = try DBusMessage.methodCall(destination: ArbiterName.bus, path: ArbiterName.path,
                                                     interface: ArbiterName.interface, method: "Unregister", arguments: [])
-        unregister.setNoReply()
-        try filler.connection.send(unregister)
-        try await filler.register("filler")
+        let register = try DBusMessage.methodCall(destination: ArbiterName.bus, path: ArbiterName.path,
+                                                  interface: ArbiterName.interface, method: "Register",
+                                                  arguments: Client.registerArguments("filler"))
+        for reply in await filler.connection.calls([unregister, register]) { _ = try reply.get() }
         try await Task.sleep(for: .milliseconds(300))
         #expect(f.arbiter.policy.sessions.values.map(\.appName) == ["filler"])
 

@@ -72,3 +72,71 @@ extension SoundServerPlayTests {
         #expect(try await player.wait(timeout: 10) == 0, "\(player.stderr)")
     }
 }
+
+extension SoundServerPlayTests {
+    @Test("on a sink that starts late, earshot play's MPRIS Position is what was heard: a pause during the wait or after it neither sets it back nor finds it ahead")
+    func positionIsHeardThroughALateStart() async throws {
+        // The sink of `positionFromALateStart`: just started, no keep-alive stream, so the
+        // first stream waits out the rest of the idle null sink's 2 s block (the server's
+        // timing says `playing` 0 and reads nothing meanwhile). Before the fix the Position ran
+        // from the play call through that wait, and a pause in it set it back to about 0.
+        let server = try PulseAudioServer(rewinds: true)
+        let bus = try PrivateBus()
+        var environment = server.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        let client = try DBusConnection(.address(bus.address))
+        defer { client.close() }
+        let file = try TestSignals.sine(frequency: 440, duration: 15, sampleRate: 44100)
+        let player = try Child(Paths.earshot, ["play", "--name", "lateheard", file], environment: environment)
+        defer { player.kill(SIGKILL) }
+        let name = MPRIS.namePrefix + "lateheard"
+        @Sendable func call(_ method: String, _ arguments: [DBusValue] = [], interface: String = MPRIS.player) async throws -> [DBusValue] {
+            try await client.call(destination: name, path: MPRIS.path, interface: interface, method: method, arguments)
+        }
+        /// Position, when it was read (the middle of the round trip), and the round trip.
+        @Sendable func position() async throws -> (seconds: Double, at: ContinuousClock.Instant, roundTrip: Double) {
+            let sent = ContinuousClock.now
+            let reply = try await call("Get", [.string(MPRIS.player), .string("Position")], interface: StandardInterface.properties)
+            let received = ContinuousClock.now
+            return (Double(try #require(reply.first?.unwrapped.int64)) / 1e6, sent + (received - sent) / 2, Self.seconds(received - sent))
+        }
+        try await eventually("earshot play to publish its player, Playing", timeout: 10) {
+            let reply = try? await call("Get", [.string(MPRIS.player), .string("PlaybackStatus")], interface: StandardInterface.properties)
+            return reply?.first?.unwrapped.string == "Playing"
+        }
+
+        /// Reads Position, pauses, and returns the Position before and the one the pause
+        /// settled at (the server's read index: what the sink took), with the time between
+        /// the read and the pause's reply.
+        func pauseAndCompare() async throws -> (before: Double, paused: Double, between: Double) {
+            let before = try await position()
+            _ = try await call("Pause")
+            let replied = ContinuousClock.now
+            try await Task.sleep(for: .milliseconds(400))
+            return (before.seconds, try await position().seconds, Self.seconds(replied - before.at) + before.roundTrip / 2)
+        }
+        // In the wait (the server started well under 2 s ago): nothing was heard.
+        try await Task.sleep(for: .milliseconds(300))
+        let early = try await pauseAndCompare()
+        // Then well after the sink plays.
+        _ = try await call("Play")
+        try await Task.sleep(for: .milliseconds(2500))
+        let late = try await pauseAndCompare()
+        #expect(player.isRunning, "earshot play exited early: \(player.stderr)")
+        for (when, result) in [("in the wait", early), ("after it", late)] {
+            // The settled position is what the sink took before the pause's flush, which the
+            // render thread makes just after the call's reply: ahead of the Position read
+            // before by the time between and that flush's few milliseconds, never behind it
+            // (10 ms: the bound on the Position against what was heard).
+            #expect(result.paused >= result.before - 0.010,
+                    "paused \(when) at \(result.paused) s, behind the Position read just before, \(result.before) s: it ran ahead of what was heard")
+            #expect(result.paused <= result.before + result.between + 0.020,
+                    "paused \(when) at \(result.paused) s, more than \(result.between) s past the Position read before, \(result.before) s")
+        }
+        // The resume went on from the first pause: 2.5 s, less what the sink's wait took.
+        #expect(late.paused >= early.paused + 0.5 && late.paused <= early.paused + 2.6,
+                "paused at \(early.paused) s, resumed for 2.5 s, paused again at \(late.paused) s")
+        player.kill(SIGTERM)
+        #expect(try await player.wait(timeout: 10) == 0, "\(player.stderr)")
+    }
+}

@@ -193,6 +193,8 @@ extension AudioEngine {
                 // Frame index F is heard at device time F / rate, across stops and reopens.
                 state.framesWritten = Int64((deviceCurrentTime * rate).rounded())
                 publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
+                state.runHeard = false
+                streamHeard.store(false, ordering: .releasing)
                 state.running = true
                 streamRunning.store(true, ordering: .releasing)
                 // The stream starts from nothing buffered: nothing to restart.
@@ -215,7 +217,7 @@ extension AudioEngine {
                 fail(failure)
                 return .none
             }
-            noteWritten(&state, frames: frames, delay: device.delay(), flushRemainder: device.expectedFlushRemainder)
+            noteWritten(&state, frames: frames, delay: device.delay(), sinkPlays: device.sinkPlays(), flushRemainder: device.expectedFlushRemainder)
             return .pull
         }
     }
@@ -266,13 +268,24 @@ extension AudioEngine {
     }
 
     /// After `frames` were written: the frame count, and the clock from the output's delay.
-    func noteWritten(_ state: inout RenderState, frames: Int, delay: Int?, flushRemainder remainder: Int) {
+    func noteWritten(_ state: inout RenderState, frames: Int, delay: Int?, sinkPlays: Bool, flushRemainder remainder: Int) {
         state.framesWritten += Int64(frames)
         if let delay {
             state.lastDelay = delay
             if !state.flushedOnce { flushRemainder.store(remainder, ordering: .relaxed) }
-            publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
+            noteTiming(&state, delay: delay, sinkPlays: sinkPlays)
         }
+    }
+
+    /// The output's timing said `delay` (frames written and not yet heard): the clock; and,
+    /// when it also says the sink plays the stream (``AudioOutput/sinkPlays()``), that the
+    /// stream is heard since it started: the event thread is told then, once.
+    func noteTiming(_ state: inout RenderState, delay: Int, sinkPlays: Bool) {
+        publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
+        guard !state.runHeard, sinkPlays else { return }
+        state.runHeard = true
+        streamHeard.store(true, ordering: .releasing)
+        eventSemaphore.signal()
     }
 
     /// Render thread, while the stream runs with a long buffer and something changed what
@@ -582,9 +595,12 @@ extension AudioEngine {
             }
         }
         let heardNow = deviceCurrentTime * rate
+        // A start is heard once the sink is (see `streamHeard`); a stream stopped since
+        // follows the monotonic clock.
+        let sinkPlays = streamHeard.load(ordering: .acquiring) || !streamRunning.load(ordering: .acquiring)
         for voice in voices.withLock({ Array($0.values) }) {
             let startFrame = voice.heardStartFrame.load(ordering: .acquiring)
-            if startFrame != Int64.min, Double(startFrame) <= heardNow + 1,
+            if startFrame != Int64.min, sinkPlays, Double(startFrame) <= heardNow + 1,
                voice.heardStartFrame.compareExchange(expected: startFrame, desired: Int64.min, ordering: .acquiringAndReleasing).exchanged {
                 // Before the handler: an owner that republishes its position there sees it moving.
                 voice.awaitingStart.store(false, ordering: .releasing)
@@ -628,8 +644,9 @@ extension AudioEngine {
         let now = deviceCurrentTime
         var dues = state.finishing.map { Double($0.endFrame) / rate - now }
         for voice in voices.withLock({ Array($0.values) }) {
+            // Until the sink plays, its first timing that shows it signals this thread.
             let start = voice.heardStartFrame.load(ordering: .acquiring)
-            if start != Int64.min { dues.append(Double(start) / rate - now) }
+            if start != Int64.min, sinkPlays { dues.append(Double(start) / rate - now) }
             let wrap = voice.heardWrapFrame.load(ordering: .acquiring)
             if wrap != Int64.min { dues.append(Double(wrap) / rate - now) }
         }
@@ -652,6 +669,9 @@ struct RenderState {
     var lastDelay = 0
     /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
     var flushedOnce = false
+    /// Whether the output's timing has shown the sink playing the stream since it last
+    /// started (``AudioEngine/noteTiming(_:delay:sinkPlays:)``).
+    var runHeard = false
     var gain: Float = 1
     var gainStep: Float = 0
     var gainFramesLeft = 0
@@ -695,10 +715,17 @@ final class RenderPull: OutputPuller, @unchecked Sendable {
         return (UnsafePointer(state.mix), frames)
     }
 
-    func wrote(frames: Int, delay: Int?, underran: Bool, flushRemainder: Int) {
+    func wrote(frames: Int, delay: Int?, sinkPlays: Bool, underran: Bool, flushRemainder: Int) {
         guard let engine = engine.value else { return }
         if underran { engine.underruns.add(1, ordering: .relaxed) }
-        engine.noteWritten(&state, frames: frames, delay: delay, flushRemainder: flushRemainder)
+        engine.noteWritten(&state, frames: frames, delay: delay, sinkPlays: sinkPlays, flushRemainder: flushRemainder)
+    }
+
+    var awaitsPlayingSink: Bool { state.running && !state.runHeard }
+
+    func timed(delay: Int, sinkPlays: Bool) {
+        guard let engine = engine.value else { return }
+        engine.noteTiming(&state, delay: delay, sinkPlays: sinkPlays)
     }
 }
 

@@ -171,6 +171,13 @@ public final class AudioEngine: @unchecked Sendable {
     /// Whether the render thread is writing (the clock then follows the device; while the
     /// stream is stopped or the device released, it follows the monotonic clock).
     let streamRunning = Atomic<Bool>(false)
+    /// Whether the output's timing has shown the sink playing since the stream last started
+    /// (see `RenderState.noteHeard`). Until it has, no voice's start counts as heard: a start
+    /// takes the clock on from where it stood, and a sink that starts late (a null sink
+    /// sleeping out the block it began before the stream came; a Bluetooth sink waking)
+    /// gave no timing, or timing that stood still, for 2 s, while the position ran on from
+    /// the play call as if heard and went back at the pause.
+    let streamHeard = Atomic<Bool>(false)
 
     // Process gain (ducking), ramped on the render thread.
     let processGainTarget = AtomicFloat(1)

@@ -22,6 +22,11 @@ protocol AudioOutput: AnyObject, Sendable {
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult
     /// Frames written but not yet heard, from the device's or server's timing; nil when unknown.
     func delay() -> Int?
+    /// Whether the device or server says it plays the stream, after its last write. A sink
+    /// may take a new stream's first frames and not play them for seconds (a null sink
+    /// sleeping out the block it began before the stream came, a Bluetooth sink waking):
+    /// until it says so, no start counts as heard.
+    func sinkPlays() -> Bool
     /// Waits until everything written has been heard; the next write starts the stream again.
     func drainAndPrepare()
     /// Drops what is buffered and not yet played, as far as the device or server can
@@ -58,6 +63,8 @@ protocol AudioOutput: AnyObject, Sendable {
 }
 
 extension AudioOutput {
+    /// A device that is written to plays (ALSA starts the stream at its threshold).
+    func sinkPlays() -> Bool { true }
     func flushUnplayed() -> Int? { nil }
     func startPulling(_ puller: any OutputPuller) -> Bool { false }
     func stopPulling() {}
@@ -73,9 +80,16 @@ protocol OutputPuller: AnyObject {
     /// pulling and wakes the render thread.
     func mix(maxFrames: Int) -> (samples: UnsafePointer<Float>, frames: Int)?
     /// After a mix was written: `frames` written, the output's delay (frames written but not
-    /// yet heard) when known, whether an underrun happened since the last write, and the
-    /// frames a flush would leave playing.
-    func wrote(frames: Int, delay: Int?, underran: Bool, flushRemainder: Int)
+    /// yet heard) when known, whether the sink plays the stream (``AudioOutput/sinkPlays()``),
+    /// whether an underrun happened since the last write, and the frames a flush would leave
+    /// playing.
+    func wrote(frames: Int, delay: Int?, sinkPlays: Bool, underran: Bool, flushRemainder: Int)
+    /// Whether the stream has started and its timing has not yet shown the sink playing:
+    /// the output then passes on timing that comes between writes (a long buffer's next
+    /// request may be half a second away).
+    var awaitsPlayingSink: Bool { get }
+    /// Timing came between writes: the output's delay now, and whether the sink plays.
+    func timed(delay: Int, sinkPlays: Bool)
 }
 
 /// The result of one write to an ``AudioOutput``.

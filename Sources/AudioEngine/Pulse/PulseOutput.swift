@@ -240,6 +240,12 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_threaded_mainloop_signal(output.mainloop, 0)
             output.pullLocked()
         }, Unmanaged.passUnretained(self).toOpaque())
+        // libpulse's own timing updates (10, 20, 40 … ms into a stream) tell when the sink
+        // starts playing, before a long buffer's next request would.
+        pa_stream_set_latency_update_callback(stream, { _, userdata in
+            guard let userdata else { return }
+            Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue().timingUpdatedLocked()
+        }, Unmanaged.passUnretained(self).toOpaque())
         pa_threaded_mainloop_unlock(mainloop)
     }
 
@@ -285,11 +291,17 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var usec: pa_usec_t = 0
         var negative: Int32 = 0
         guard pa_stream_get_latency(stream, &usec, &negative) >= 0 else { return nil }
-        if let timing = pa_stream_get_timing_info(stream)?.pointee {
-            sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        let interpolated = negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+        guard let timing = pa_stream_get_timing_info(stream)?.pointee else { return interpolated }
+        sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
+        // The larger of libpulse's interpolation and the last snapshot's delay, on PulseAudio
+        // (see `PulseTimingSnapshot`).
+        guard graphTiming == nil, let snapshot = PulseTimingSnapshot(timing, frameBytes: Int64(2 * MemoryLayout<Float>.size)) else {
+            return interpolated
         }
-        return negative != 0 ? 0 : Int((Double(usec) * Double(sampleRate) / 1e6).rounded())
+        return max(interpolated, snapshot.delay(after: PulseTimingSnapshot.elapsed(since: timing), rate: sampleRate))
     }
+
 
     // MARK: The clock on pipewire-pulse
 
@@ -373,8 +385,30 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
             let delay = lockedDelay()
-            puller.wrote(frames: frames, delay: delay, underran: underran, flushRemainder: sinkLatency)
+            puller.wrote(frames: frames, delay: delay, sinkPlays: lockedSinkPlays(), underran: underran, flushRemainder: sinkLatency)
         }
+    }
+
+    /// Under the lock, on libpulse's thread: new timing came. Passed on to the puller while
+    /// it waits to hear the sink play (see ``OutputPuller/awaitsPlayingSink``).
+    private func timingUpdatedLocked() {
+        guard let puller, puller.awaitsPlayingSink, lockedFailure() == nil, let delay = lockedDelay() else { return }
+        puller.timed(delay: delay, sinkPlays: lockedSinkPlays())
+    }
+
+    func sinkPlays() -> Bool {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return lockedSinkPlays()
+    }
+
+    /// Under the lock: whether the server's last timing says the sink plays the stream
+    /// (PulseAudio's `playing`: the sink input has given the sink audio and both run).
+    /// libpulse's interpolated latency moves on meanwhile: on a null sink still asleep in
+    /// the block it began before the stream came, it said 450 frames played in 10 ms while
+    /// the read index stood at 0 and `playing` at 0 for 2 s.
+    private func lockedSinkPlays() -> Bool {
+        pa_stream_get_timing_info(stream)?.pointee.playing ?? 0 != 0
     }
 
     /// Under the lock, before a write: where it goes. The first write after a drain or a
@@ -550,5 +584,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_stream_set_state_callback(stream, nil, nil)
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_underflow_callback(stream, nil, nil)
+        pa_stream_set_latency_update_callback(stream, nil, nil)
     }
 }

@@ -56,8 +56,8 @@ struct Play: AsyncParsableCommand {
         "Let the sound server hold about a second of the sound (one local file only): it wakes "
         + "the process a few times a second instead of about 60, and a pause, seek or volume "
         + "change is still heard within 30 ms, a pause at what the sink played. Not yet the "
-        + "default: on a sink that starts late (an idle one waking) the position runs before "
-        + "the sound is heard."))
+        + "default: with it, interruptions that come and go within milliseconds of each other "
+        + "more often leave the player paused."))
     var longBuffer = false
 
     @OptionGroup var sessionOptions: SessionOptions
@@ -84,12 +84,14 @@ struct Play: AsyncParsableCommand {
         // second while it plays); a pause, seek, stop or volume change is still heard at once,
         // and a pause settles at the frame the sink played. Not for a queue yet (see
         // `musicBufferDuration`: a change just after an item's end is heard a buffer late), nor
-        // for a URL (a network stream refills at its own pace). Not the default: its first
-        // write is a whole buffer with the voice in it, which the engine reports heard when the
-        // stream starts; on a sink that starts late (SoundServerPlayPositionTests'
-        // positionFromALateStart, a fresh null sink with rewinds) now playing then runs ahead
-        // of the sound and is corrected with a Seeked (a fresh-clone CI run, and 1 of 3 runs
-        // here: Seekeds to 0.19-0.24 s).
+        // for a URL (a network stream refills at its own pace). Its first write is a whole
+        // buffer with the voice in it; the start counts as heard only once the server says the
+        // sink plays the stream, so on a sink that starts late (a fresh null sink with
+        // rewinds) now playing waits with the sound (SoundServerPlayPositionTests). Not the
+        // default yet: made the default, SessionHostileTests' burst of sessions that register
+        // active and vanish left the player paused in 5 of 12 runs on PipeWire (1 in 18 with
+        // the short buffer): a race between the session's sound reports and the arbiter's
+        // interruptions that the long buffer's later restart widens.
         var engineConfiguration = AudioEngine.Configuration(device: device)
         if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
         // On a sound server, the stream runs at the first local file's rate, as paplay's and

@@ -244,7 +244,7 @@ extension AudioSession {
             // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
             let shouldResume = state.withLock { s in
                 (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
-                return (args.first?.bool ?? false) || s.resumeOwed || s.resumeActivations > 0
+                return (args.first?.bool ?? false) || s.resumeOwed || s.playingActivations > 0
             }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)

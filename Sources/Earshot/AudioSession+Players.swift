@@ -161,7 +161,19 @@ extension AudioSession {
         // the player's sound is reported here, after the activation if there is one (which
         // reports it itself).
         state.withLock { s in
-            if activate { enqueue { try? await self.sendActivation(true) } }
+            if activate {
+                // An interruption that begins while this activation is on its way pauses the
+                // player; the arbiter then takes the activation as the session taking over
+                // and ends that interruption without `shouldResume`. The player was playing
+                // and its session won: it resumes (SessionHostileTests' burst of sessions
+                // that register active and vanish left it paused, 5 runs in 12 on PipeWire
+                // with a long buffer).
+                s.playingActivations += 1
+                enqueue {
+                    try? await self.sendActivation(true)
+                    self.state.withLock { $0.playingActivations -= 1 }
+                }
+            }
             guard s.soundIsSystemSoundsOnly else { return }
             (s.soundIsSystemSoundsOnly, s.producingSound) = (false, true)
             if !activate { enqueueSoundReport(&s) }
@@ -208,14 +220,14 @@ extension AudioSession {
             return s.resumeOwed
         }
         guard owed else { return }
-        state.withLock { $0.resumeActivations += 1 }
+        state.withLock { $0.playingActivations += 1 }
         enqueue {
             // Reports the sound the engine kept making through the interruption (its
             // silence threshold), which the arbiter stopped counting when it interrupted.
             try? await self.sendActivation(true)
             // Interrupted again while activating: the players wait for that interruption's end.
             let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
-                s.resumeActivations -= 1
+                s.playingActivations -= 1
                 guard !s.interrupted else { return ([], 0) }
                 s.resumeOwed = false
                 defer { s.pausedByInterruption = [] }

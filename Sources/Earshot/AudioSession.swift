@@ -127,8 +127,10 @@ public final class AudioSession: Sendable {
         /// An interruption ended with `shouldResume` and the players it paused have not
         /// played again yet.
         var resumeOwed = false
-        /// Activations enqueued to resume players and not yet answered.
-        var resumeActivations = 0
+        /// Activations enqueued for players to play (a resumption's, or a start's in an
+        /// inactive session) and not yet answered: an interruption that ends while one is on
+        /// its way resumes the players it paused (see `resumePlayersAfterInterruption`).
+        var playingActivations = 0
         /// Players being started again by a resumption (their start must not take over a
         /// new interruption), and how many interruptions have begun so far.
         var resumingPlayers: Set<ObjectIdentifier> = []

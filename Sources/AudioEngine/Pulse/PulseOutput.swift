@@ -394,6 +394,31 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func timingUpdatedLocked() {
         guard let puller, puller.awaitsPlayingSink, lockedFailure() == nil, let delay = lockedDelay() else { return }
         puller.timed(delay: delay, sinkPlays: lockedSinkPlays())
+        if puller.awaitsPlayingSink { watchForPlayingSink() }
+    }
+
+    /// While the sink has not yet been heard playing a long buffer's stream: a timer asks
+    /// for timing again in 10 ms, until it has. libpulse's own updates come 10, 20, 40, 80 …
+    /// ms into a stream, and on a loaded machine (pipewire-pulse starting its graph late)
+    /// the start was heard a quarter second before the next said so: the position stood
+    /// at 0 meanwhile. Bounded by the sink's wait (one timer a stream start, most often);
+    /// a short buffer's writes, a period apart, say it anyway. Under the lock.
+    private var startWatch: OpaquePointer?
+
+    private func watchForPlayingSink() {
+        guard request.longBuffer else { return }
+        let due = pa_rtclock_now() + 10_000
+        if let startWatch {
+            // Fired (a timer event stays until freed): set it again.
+            pa_context_rttime_restart(context, startWatch, due)
+            return
+        }
+        startWatch = pa_context_rttime_new(context, due, { _, _, _, userdata in
+            // libpulse's thread, lock held; `close` frees the timer before the output goes.
+            guard let userdata else { return }
+            let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
+            if let operation = pa_stream_update_timing_info(output.stream, nil, nil) { pa_operation_unref(operation) }
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func sinkPlays() -> Bool {
@@ -549,6 +574,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pa_threaded_mainloop_lock(mainloop)
         puller = nil
+        if let startWatch { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free?(startWatch) }
         graphTiming?.cancel()
         PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.

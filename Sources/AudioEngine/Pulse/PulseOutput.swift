@@ -24,7 +24,7 @@ import Glibc
 /// thread and `update(identity:)` on an app thread, each under the mainloop's lock; while it
 /// pulls, `pullLocked` runs on libpulse's thread, in the write callback, with the lock held.
 /// `@unchecked Sendable` for that reason: every use of the libpulse objects, and of the
-/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`, and the
+/// mutable members (`puller`, `restarting`, `underflowsSeen`, `sinkLatency`, `startWatch`, and the
 /// graph-cycle clock's `graphTiming`), holds the lock.
 final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Why a server could not be used.
@@ -345,6 +345,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         defer { pa_threaded_mainloop_unlock(mainloop) }
         guard lockedFailure() == nil, !signals.interrupted.load(ordering: .acquiring) else { return false }
         self.puller = puller
+        startWatchUntil = pa_rtclock_now() + 500_000
         // What the server asked for before now does not come again: take it at once.
         pullLocked()
         return self.puller != nil
@@ -401,13 +402,18 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// for timing again in 10 ms, until it has. libpulse's own updates come 10, 20, 40, 80 …
     /// ms into a stream, and on a loaded machine (pipewire-pulse starting its graph late)
     /// the start was heard a quarter second before the next said so: the position stood
-    /// at 0 meanwhile. Bounded by the sink's wait (one timer a stream start, most often);
-    /// a short buffer's writes, a period apart, say it anyway. Under the lock.
+    /// at 0 meanwhile. A short buffer's writes, a period apart, say it anyway. Under the lock.
     private var startWatch: OpaquePointer?
+    /// Until when the timer may ask: half a second after the render thread handed the
+    /// stream over. A server that holds the stream back for longer (corked for a call by a
+    /// role policy) is not asked a hundred times a second all along; libpulse's own updates
+    /// go on.
+    private var startWatchUntil: pa_usec_t = 0
 
     private func watchForPlayingSink() {
-        guard request.longBuffer else { return }
-        let due = pa_rtclock_now() + 10_000
+        let now = pa_rtclock_now()
+        guard request.longBuffer, now < startWatchUntil else { return }
+        let due = now + 10_000
         if let startWatch {
             // Fired (a timer event stays until freed): set it again.
             pa_context_rttime_restart(context, startWatch, due)

@@ -52,13 +52,12 @@ struct Play: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The volume, 0 to 1.", valueName: "LEVEL"))
     var volume: Float = 1
 
-    @Flag(help: ArgumentHelp(
-        "Let the sound server hold about a second of the sound (one local file only): it wakes "
-        + "the process a few times a second instead of about 60, and a pause, seek or volume "
-        + "change is still heard within 30 ms, a pause at what the sink played. Not yet the "
-        + "default: with it, interruptions that come and go within milliseconds of each other "
-        + "more often leave the player paused."))
-    var longBuffer = false
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Let the sound server hold about a second of the sound, when one local file plays (the "
+        + "default): the process wakes a few times a second instead of about 60, and a pause, "
+        + "seek or volume change is still heard within 30 ms, a pause at what the sink played. "
+        + "--no-long-buffer keeps the short buffer a queue or a URL gets."))
+    var longBuffer = true
 
     @OptionGroup var sessionOptions: SessionOptions
 
@@ -80,18 +79,14 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // --long-buffer and one local file: the server holds a long buffer (a few wakeups a
-        // second while it plays); a pause, seek, stop or volume change is still heard at once,
-        // and a pause settles at the frame the sink played. Not for a queue yet (see
+        // One local file (unless --no-long-buffer): the server holds a long buffer (a few
+        // wakeups a second while it plays); a pause, seek, stop or volume change is still heard
+        // at once, and a pause settles at the frame the sink played. Not for a queue yet (see
         // `musicBufferDuration`: a change just after an item's end is heard a buffer late), nor
         // for a URL (a network stream refills at its own pace). Its first write is a whole
         // buffer with the voice in it; the start counts as heard only once the server says the
         // sink plays the stream, so on a sink that starts late (a fresh null sink with
-        // rewinds) now playing waits with the sound (SoundServerPlayPositionTests). Not the
-        // default yet: made the default, SessionHostileTests' burst of sessions that register
-        // active and vanish left the player paused in 5 of 12 runs on PipeWire (1 in 18 with
-        // the short buffer): a race between the session's sound reports and the arbiter's
-        // interruptions that the long buffer's later restart widens.
+        // rewinds) now playing waits with the sound (SoundServerPlayPositionTests).
         var engineConfiguration = AudioEngine.Configuration(device: device)
         if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
         // On a sound server, the stream runs at the first local file's rate, as paplay's and

@@ -1,4 +1,5 @@
 @testable import AudioEngine
+import CPulse
 import Testing
 
 /// The delay a PulseAudio timing snapshot gives later on, which ``PulseOutput`` holds
@@ -24,5 +25,21 @@ import Testing
         #expect(woke.delay(after: 0.010, rate: rate) == 1832)
         #expect(woke.delay(after: -0.001, rate: rate) == 2273, "a snapshot stamped after now counts as now")
         #expect(woke.delay(after: 1, rate: rate) == 0)
+    }
+
+    @Test("a server's absurd numbers give a delay between 0 and a minute, and indices that cannot be subtracted give no snapshot")
+    func absurdNumbers() {
+        let limit = Int(PulseTimingSnapshot.maximumDelay) * rate
+        #expect(PulseTimingSnapshot(queuedFrames: .max, sinkLatency: 0, playing: false).delay(after: 0, rate: rate) == limit)
+        #expect(PulseTimingSnapshot(queuedFrames: .min, sinkLatency: 0, playing: false).delay(after: 0, rate: rate) == 0)
+        #expect(PulseTimingSnapshot(queuedFrames: .max, sinkLatency: 1.8e13, playing: true).delay(after: 0, rate: rate) == limit)
+        #expect(PulseTimingSnapshot(queuedFrames: 0, sinkLatency: .infinity, playing: true).delay(after: .nan, rate: rate) == 0)
+        #expect(PulseTimingSnapshot(queuedFrames: .min, sinkLatency: 0, playing: true).delay(after: 1e300, rate: rate) == 0)
+        var timing = pa_timing_info()
+        timing.write_index = .max
+        timing.read_index = -1
+        #expect(PulseTimingSnapshot(timing, frameBytes: 8) == nil)
+        timing.read_index = 8
+        #expect(PulseTimingSnapshot(timing, frameBytes: 8)?.queuedFrames == (Int64.max - 8) / 8)
     }
 }

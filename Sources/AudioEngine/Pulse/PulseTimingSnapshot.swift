@@ -25,19 +25,30 @@ struct PulseTimingSnapshot: Equatable {
     /// Frames written and not yet heard, `elapsed` seconds after the snapshot, at `rate`.
     /// While the sink does not play, the clock stands at what it has read: whatever the
     /// sink's latency says, nothing of the stream plays yet.
+    /// The server's numbers are not trusted: the result lies between 0 and
+    /// ``maximumDelay`` seconds, whatever they say.
     func delay(after elapsed: Double, rate: Int) -> Int {
-        guard playing else { return Int(max(0, queuedFrames)) }
-        let sink = (sinkLatency - max(0, elapsed)) * Double(rate)
-        return max(0, Int((Double(queuedFrames) + sink).rounded()))
+        let limit = PulseTimingSnapshot.maximumDelay * Double(rate)
+        guard playing else { return Int(min(limit, Double(max(0, queuedFrames)))) }
+        let frames = Double(queuedFrames) + (sinkLatency - max(0, elapsed)) * Double(rate)
+        return frames.isFinite ? Int(min(limit, max(0, frames)).rounded()) : 0
     }
+
+    /// The longest delay a snapshot may give: a minute, far above any sink's latency and
+    /// buffer, and small enough that frame counts derived from it cannot overflow.
+    static let maximumDelay = 60.0
 }
 
 extension PulseTimingSnapshot {
     /// The snapshot `timing` holds for a stream of `frameBytes`-byte frames, or nil when
-    /// libpulse has lost track of either index (after a seek, until the next snapshot).
+    /// libpulse has lost track of either index (after a seek, until the next snapshot) or
+    /// their difference does not fit.
     init?(_ timing: pa_timing_info, frameBytes: Int64) {
-        guard timing.read_index_corrupt == 0, timing.write_index_corrupt == 0 else { return nil }
-        self.init(queuedFrames: (timing.write_index - timing.read_index) / frameBytes,
+        guard timing.read_index_corrupt == 0, timing.write_index_corrupt == 0, frameBytes > 0 else { return nil }
+        // Indices a server made up must not trap the subtraction.
+        let (queued, overflow) = timing.write_index.subtractingReportingOverflow(timing.read_index)
+        guard !overflow else { return nil }
+        self.init(queuedFrames: queued / frameBytes,
                   sinkLatency: Double(timing.sink_usec) / 1e6, playing: timing.playing != 0)
     }
 

@@ -193,7 +193,6 @@ extension AudioEngine {
                 // Frame index F is heard at device time F / rate, across stops and reopens.
                 state.framesWritten = Int64((deviceCurrentTime * rate).rounded())
                 publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
-                state.runHeard = false
                 streamHeard.store(false, ordering: .releasing)
                 state.running = true
                 streamRunning.store(true, ordering: .releasing)
@@ -282,8 +281,7 @@ extension AudioEngine {
     /// stream is heard since it started: the event thread is told then, once.
     func noteTiming(_ state: inout RenderState, delay: Int, sinkPlays: Bool) {
         publishClock(frames: Double(state.framesWritten - Int64(delay)), at: MonotonicClock.seconds())
-        guard !state.runHeard, sinkPlays else { return }
-        state.runHeard = true
+        guard sinkPlays, !streamHeard.load(ordering: .relaxed) else { return }
         streamHeard.store(true, ordering: .releasing)
         eventSemaphore.signal()
     }
@@ -669,9 +667,6 @@ struct RenderState {
     var lastDelay = 0
     /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
     var flushedOnce = false
-    /// Whether the output's timing has shown the sink playing the stream since it last
-    /// started (``AudioEngine/noteTiming(_:delay:sinkPlays:)``).
-    var runHeard = false
     var gain: Float = 1
     var gainStep: Float = 0
     var gainFramesLeft = 0
@@ -721,7 +716,7 @@ final class RenderPull: OutputPuller, @unchecked Sendable {
         engine.noteWritten(&state, frames: frames, delay: delay, sinkPlays: sinkPlays, flushRemainder: flushRemainder)
     }
 
-    var awaitsPlayingSink: Bool { state.running && !state.runHeard }
+    var awaitsPlayingSink: Bool { state.running && engine.value?.streamHeard.load(ordering: .relaxed) == false }
 
     func timed(delay: Int, sinkPlays: Bool) {
         guard let engine = engine.value else { return }

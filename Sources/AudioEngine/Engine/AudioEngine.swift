@@ -172,7 +172,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// stream is stopped or the device released, it follows the monotonic clock).
     let streamRunning = Atomic<Bool>(false)
     /// Whether the output's timing has shown the sink playing since the stream last started
-    /// (see `noteTiming(_:delay:sinkPlays:)`). Until it has, no voice's start counts as heard: a start
+    /// (see `noteTiming(_:delay:sinkPlays:)`). Written by whoever owns the render state (the
+    /// render thread, or the output's thread while it pulls); read by the event thread. Until it has, no voice's start counts as heard: a start
     /// takes the clock on from where it stood, and a sink that starts late (a null sink
     /// sleeping out the block it began before the stream came; a Bluetooth sink waking)
     /// gave no timing, or timing that stood still, for 2 s, while the position ran on from

@@ -54,6 +54,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
+    /// Bytes in a frame of the stream: stereo Float32.
+    static let frameBytes = 2 * MemoryLayout<Float>.size
+
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private let stream: OpaquePointer
@@ -179,7 +182,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             guard let userdata else { return }
             Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue().underflows.add(1, ordering: .relaxed)
         }, userdata)
-        let frameBytes = UInt32(2 * MemoryLayout<Float>.size)
+        let frameBytes = UInt32(PulseOutput.frameBytes)
         // The whole buffer is the target length; the server asks for a period at a time; it
         // starts playing once a period is there (as ALSA's start threshold), and after the
         // engine drains it waits for the next period rather than playing silence. With
@@ -258,7 +261,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         defer { pa_threaded_mainloop_unlock(mainloop) }
         var seek = takeRestart()
         var offset = 0
-        let frameBytes = 2 * MemoryLayout<Float>.size
+        let frameBytes = PulseOutput.frameBytes
         while offset < frames {
             if let failure = lockedFailure() { return failure }
             if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted }
@@ -296,12 +299,11 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
         // The larger of libpulse's interpolation and the last snapshot's delay, on PulseAudio
         // (see `PulseTimingSnapshot`).
-        guard graphTiming == nil, let snapshot = PulseTimingSnapshot(timing, frameBytes: Int64(2 * MemoryLayout<Float>.size)) else {
+        guard graphTiming == nil, let snapshot = PulseTimingSnapshot(timing, frameBytes: Int64(PulseOutput.frameBytes)) else {
             return interpolated
         }
         return max(interpolated, snapshot.delay(after: PulseTimingSnapshot.elapsed(since: timing), rate: sampleRate))
     }
-
 
     // MARK: The clock on pipewire-pulse
 
@@ -323,7 +325,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func lockedGraphDelay() -> Int? {
         guard var timing = graphTiming, let info = pa_stream_get_timing_info(stream)?.pointee else { return nil }
         sinkLatency = Int((Double(info.sink_usec) * Double(sampleRate) / 1e6).rounded())
-        let frameBytes = Int64(2 * MemoryLayout<Float>.size)
+        let frameBytes = Int64(PulseOutput.frameBytes)
         timing.take(info, index: Int64(info.read_index) / frameBytes, valid: info.read_index_corrupt == 0)
         graphTiming = timing
         let clock = timing.clock
@@ -363,7 +365,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// or a write fails.
     private func pullLocked() {
         guard let puller else { return }
-        let frameBytes = 2 * MemoryLayout<Float>.size
+        let frameBytes = PulseOutput.frameBytes
         while true {
             let writable = pa_stream_writable_size(stream) / frameBytes
             // A long buffer's request is half of it: after a flush the server may ask for
@@ -527,7 +529,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
               before.write_index_corrupt == 0 else { return nil }
         lockedFlush()
         guard let after = pa_stream_get_timing_info(stream)?.pointee, after.read_index_corrupt == 0 else { return nil }
-        let frameBytes = Int64(2 * MemoryLayout<Float>.size)
+        let frameBytes = Int64(PulseOutput.frameBytes)
         return Int(max(0, before.write_index - after.read_index) / frameBytes)
     }
 

@@ -15,40 +15,22 @@ extension SoundServerPlayTests {
         // 2 s block, so the first stream to start there waits up to that long to be heard,
         // as a sink that wakes slowly does. Before the fix the position ran from the play call,
         // then jumped back to the start (with Seeked) when the first frame was heard.
-        let server = try PulseAudioServer(rewinds: true)
-        let bus = try PrivateBus()
-        var environment = server.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        let client = try DBusConnection(.address(bus.address))
-        defer { client.close() }
         let seeks = Locked<[Int64]>([])
-        _ = try await client.subscribe(MatchRule(interface: MPRIS.player, member: "Seeked", path: MPRIS.path)) { message in
-            if case .int64(let position)? = (try? message.arguments())?.first { seeks.withLock { $0.append(position) } }
+        // Subscribed before the player starts: no Seeked it sends is missed.
+        let rig = try await LateStartPlay(name: "latestart") { client in
+            _ = try await client.subscribe(MatchRule(interface: MPRIS.player, member: "Seeked", path: MPRIS.path)) { message in
+                if case .int64(let position)? = (try? message.arguments())?.first { seeks.withLock { $0.append(position) } }
+            }
         }
-        let file = try TestSignals.sine(frequency: 440, duration: 15, sampleRate: 44100)
-        let player = try Child(Paths.earshot, ["play", "--name", "latestart", file], environment: environment)
-        defer { player.kill(SIGKILL) }
-        let name = MPRIS.namePrefix + "latestart"
-        /// Position, and when it was read: between sending the call and its reply, whose
-        /// round trip bounds the error of taking the middle.
-        @Sendable func position() async throws -> (seconds: Double, at: ContinuousClock.Instant, roundTrip: Double) {
-            let sent = ContinuousClock.now
-            let reply = try await client.call(destination: name, path: MPRIS.path, interface: StandardInterface.properties,
-                                              method: "Get", [.string(MPRIS.player), .string("Position")])
-            let received = ContinuousClock.now
-            return (Double(try #require(reply.first?.unwrapped.int64)) / 1e6, sent + (received - sent) / 2, Self.seconds(received - sent))
-        }
-        try await eventually("earshot play to publish its player, Playing", timeout: 10) {
-            let reply = try? await client.call(destination: name, path: MPRIS.path, interface: StandardInterface.properties,
-                                               method: "Get", [.string(MPRIS.player), .string("PlaybackStatus")])
-            return reply?.first?.unwrapped.string == "Playing"
-        }
+        defer { rig.close() }
+        let player = rig.player
+        try await rig.waitUntilPlaying()
         // Position every 100 ms, until it has moved for 3 s (past the sink's first block).
         var samples: [(seconds: Double, at: ContinuousClock.Instant, roundTrip: Double)] = []
         let giveUp = ContinuousClock.now + .seconds(10)
         var movedAt: ContinuousClock.Instant?
         while ContinuousClock.now < giveUp {
-            let sample = try await position()
+            let sample = try await rig.position()
             samples.append(sample)
             if movedAt == nil, sample.seconds > 0.05 { movedAt = sample.at }
             if let movedAt, sample.at - movedAt >= .seconds(3) { break }
@@ -80,47 +62,27 @@ extension SoundServerPlayTests {
         // first stream waits out the rest of the idle null sink's 2 s block (the server's
         // timing says `playing` 0 and reads nothing meanwhile). Before the fix the Position ran
         // from the play call through that wait, and a pause in it set it back to about 0.
-        let server = try PulseAudioServer(rewinds: true)
-        let bus = try PrivateBus()
-        var environment = server.environment
-        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
-        let client = try DBusConnection(.address(bus.address))
-        defer { client.close() }
-        let file = try TestSignals.sine(frequency: 440, duration: 15, sampleRate: 44100)
-        let player = try Child(Paths.earshot, ["play", "--name", "lateheard", file], environment: environment)
-        defer { player.kill(SIGKILL) }
-        let name = MPRIS.namePrefix + "lateheard"
-        @Sendable func call(_ method: String, _ arguments: [DBusValue] = [], interface: String = MPRIS.player) async throws -> [DBusValue] {
-            try await client.call(destination: name, path: MPRIS.path, interface: interface, method: method, arguments)
-        }
-        /// Position, when it was read (the middle of the round trip), and the round trip.
-        @Sendable func position() async throws -> (seconds: Double, at: ContinuousClock.Instant, roundTrip: Double) {
-            let sent = ContinuousClock.now
-            let reply = try await call("Get", [.string(MPRIS.player), .string("Position")], interface: StandardInterface.properties)
-            let received = ContinuousClock.now
-            return (Double(try #require(reply.first?.unwrapped.int64)) / 1e6, sent + (received - sent) / 2, Self.seconds(received - sent))
-        }
-        try await eventually("earshot play to publish its player, Playing", timeout: 10) {
-            let reply = try? await call("Get", [.string(MPRIS.player), .string("PlaybackStatus")], interface: StandardInterface.properties)
-            return reply?.first?.unwrapped.string == "Playing"
-        }
+        let rig = try await LateStartPlay(name: "lateheard")
+        defer { rig.close() }
+        let player = rig.player
+        try await rig.waitUntilPlaying()
 
         /// Reads Position, pauses, and returns the Position before and the one the pause
         /// settled at (the server's read index: what the sink took), with the time between
         /// the read and the pause's reply.
         func pauseAndCompare() async throws -> (before: Double, at: ContinuousClock.Instant, paused: Double, between: Double) {
-            let before = try await position()
-            _ = try await call("Pause")
+            let before = try await rig.position()
+            _ = try await rig.call("Pause")
             let replied = ContinuousClock.now
             try await Task.sleep(for: .milliseconds(400))
-            return (before.seconds, before.at, try await position().seconds, Self.seconds(replied - before.at) + before.roundTrip / 2)
+            return (before.seconds, before.at, try await rig.position().seconds, Self.seconds(replied - before.at) + before.roundTrip / 2)
         }
         // In the wait (the server started well under 2 s ago): nothing was heard.
         try await Task.sleep(for: .milliseconds(300))
         let early = try await pauseAndCompare()
         // Then well after the sink plays.
         let playSent = ContinuousClock.now
-        _ = try await call("Play")
+        _ = try await rig.call("Play")
         try await Task.sleep(for: .milliseconds(2500))
         let late = try await pauseAndCompare()
         #expect(player.isRunning, "earshot play exited early: \(player.stderr)")
@@ -141,5 +103,57 @@ extension SoundServerPlayTests {
                 "paused at \(early.paused) s, resumed, and \(sincePlay) s after the Play call the Position was \(late.before) s")
         player.kill(SIGTERM)
         #expect(try await player.wait(timeout: 10) == 0, "\(player.stderr)")
+    }
+}
+
+/// `earshot play` of a 15 s 44.1 kHz sine on a PulseAudio server of its own, just started,
+/// with rewinds and no keep-alive stream (its idle null sink sleeps out its first 2 s
+/// block, so the stream waits up to that long to be heard), and an MPRIS client on a
+/// private bus.
+private final class LateStartPlay: Sendable {
+    let server: PulseAudioServer
+    let bus: PrivateBus
+    let client: DBusConnection
+    let player: Child
+    let name: String
+
+    /// Starts the server, the bus and the client, runs `beforePlay` with the client, then
+    /// starts `earshot play --name app`.
+    init(name app: String, beforePlay: (DBusConnection) async throws -> Void = { _ in }) async throws {
+        server = try PulseAudioServer(rewinds: true)
+        bus = try PrivateBus()
+        var environment = server.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        client = try DBusConnection(.address(bus.address))
+        do { try await beforePlay(client) } catch { client.close(); throw error }
+        let file = try TestSignals.sine(frequency: 440, duration: 15, sampleRate: 44100)
+        player = try Child(Paths.earshot, ["play", "--name", app, file], environment: environment)
+        name = MPRIS.namePrefix + app
+    }
+
+    func close() {
+        player.kill(SIGKILL)
+        client.close()
+    }
+
+    /// Calls `method` of the player's MPRIS object.
+    func call(_ method: String, _ arguments: [DBusValue] = [], interface: String = MPRIS.player) async throws -> [DBusValue] {
+        try await client.call(destination: name, path: MPRIS.path, interface: interface, method: method, arguments)
+    }
+
+    /// Position, when it was read (the middle of the round trip, whose length bounds the
+    /// error of taking the middle), and the round trip.
+    func position() async throws -> (seconds: Double, at: ContinuousClock.Instant, roundTrip: Double) {
+        let sent = ContinuousClock.now
+        let reply = try await call("Get", [.string(MPRIS.player), .string("Position")], interface: StandardInterface.properties)
+        let received = ContinuousClock.now
+        return (Double(try #require(reply.first?.unwrapped.int64)) / 1e6, sent + (received - sent) / 2, SoundServerPlayTests.seconds(received - sent))
+    }
+
+    func waitUntilPlaying() async throws {
+        try await eventually("earshot play to publish its player, Playing", timeout: 10) {
+            let reply = try? await self.call("Get", [.string(MPRIS.player), .string("PlaybackStatus")], interface: StandardInterface.properties)
+            return reply?.first?.unwrapped.string == "Playing"
+        }
     }
 }

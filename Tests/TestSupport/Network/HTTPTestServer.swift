@@ -260,3 +260,16 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) 
         Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
+
+/// Runs `body` as ``offThePool(_:)`` does and gives its result with the seconds it took,
+/// timed on the thread that ran it. A time taken around the `await` would also count the
+/// wait for a cooperative thread to resume the test on, which is seconds while other tests
+/// of a parallel run hold the pool's few threads with synchronous work.
+public func timedOffThePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> (value: T, seconds: Double) {
+    try await offThePool {
+        let start = ContinuousClock.now
+        let value = try body()
+        let took = ContinuousClock.now - start
+        return (value, Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18)
+    }
+}

@@ -1,4 +1,4 @@
-import Arbiter
+@testable import Arbiter
 import AudioEngine
 import DBus
 @testable import Earshot
@@ -39,29 +39,41 @@ struct SessionRetryTests {
 
     @Test("a retry refused again waits for the next SessionsAvailable")
     func refusedAgain() async throws {
-        let f = try await ArbiterFixture { $0.maximumSessions = 1 }
+        // The limit per process refuses the retry whatever the order of messages: the room
+        // that another process's session leaves is announced to the waiting session, which
+        // may still not take it while the filler (of this process, as it is) stays. (An
+        // earlier version had the filler leave and register again at once, racing the retry:
+        // the bus keeps no order between two connections, and under load the retry won.)
+        let f = try await ArbiterFixture { $0.maximumSessionsPerProcess = 1 }
+        let listener = try DBusConnection(.address(f.bus.address))
+        let announcements = Locked(0)
+        _ = try await listener.subscribe(MatchRule(sender: ArbiterName.bus, interface: ArbiterName.interface, member: "SessionsAvailable")) { _ in
+            announcements.withLock { $0 += 1 }
+        }
         let filler = try await Client(f.bus)
         try await filler.register("filler")
         let session = AudioSession(appName: "late", bus: .address(f.bus.address),
                                    engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
         defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.connect()
-        // The filler leaves and registers again at once (its Register sent right behind its
-        // Unregister, in one go on its bus thread): the room is gone before the waiting
-        // session's retry arrives. (Sent apart, a loaded CI run delayed the Register past
-        // the retry, and the filler was the one refused.)
-        let unregister = try DBusMessage.methodCall(destination: ArbiterName.bus, path: ArbiterName.path,
-                                                    interface: ArbiterName.interface, method: "Unregister", arguments: [])
-        let register = try DBusMessage.methodCall(destination: ArbiterName.bus, path: ArbiterName.path,
-                                                  interface: ArbiterName.interface, method: "Register",
-                                                  arguments: Client.registerArguments("filler"))
-        for reply in await filler.connection.calls([unregister, register]) { _ = try reply.get() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await eventually("the session to be refused") { session.state.withLock { $0.waitingForRoom } }
+
+        // Another process (gdbus) registers, and its session goes when it exits.
+        let other = try await run("gdbus", ["call", "--address", f.bus.address, "--dest", ArbiterName.bus,
+                                             "--object-path", ArbiterName.path.rawValue, "--method", "org.earshot.AudioSession.Register",
+                                             "other", "{}"])
+        #expect(other.status == 0, "\(other.stderr)")
+        try await eventually("SessionsAvailable for the room it left") { announcements.value == 1 }
+        // The announcement cleared the arbiter's note of a refusal; the retry's refusal sets it
+        // again, so the next session to go announces room again.
+        try await eventually("the retry to be refused") { f.arbiter.state.withLock { $0.refusedForRoom } }
         #expect(f.arbiter.policy.sessions.values.map(\.appName) == ["filler"])
+        #expect(session.state.withLock { $0.waitingForRoom && $0.registeredWith == nil })
 
         filler.connection.close()
         try await eventually("the session to register on the next announcement") {
             f.arbiter.policy.sessions.values.map(\.appName) == ["late"]
         }
+        #expect(announcements.value == 2)
     }
 }

@@ -246,20 +246,24 @@ extension AudioEngine {
         var gain = state.gain
         let gainStep = state.gainStep
         var gainFramesLeft = state.gainFramesLeft
-        var peak: Float = 0
-        for i in 0..<frames {
-            if gainFramesLeft > 0 {
-                gain += gainStep
-                gainFramesLeft -= 1
-                if gainFramesLeft == 0 { gain = processGainTarget.value }
-            }
+        let threshold: Float = 1e-4
+        var audible = false
+        // A gain ramp, frame by frame; then the rest at one gain (none to apply at unity).
+        let ramped = min(frames, gainFramesLeft)
+        for i in 0..<ramped {
+            gain += gainStep
+            gainFramesLeft -= 1
+            if gainFramesLeft == 0 { gain = processGainTarget.value }
             mix[2 * i] *= gain
             mix[2 * i + 1] *= gain
-            peak = max(peak, abs(mix[2 * i]), abs(mix[2 * i + 1]))
+            if abs(mix[2 * i]) > threshold || abs(mix[2 * i + 1]) > threshold { audible = true }
         }
+        let rest = mix + 2 * ramped, restSamples = 2 * (frames - ramped)
+        if gain != 1 { MixKernels.scale(rest, samples: restSamples, by: gain) }
+        if !audible { audible = MixKernels.anyAbove(threshold, in: rest, samples: restSamples) }
         state.gain = gain
         state.gainFramesLeft = gainFramesLeft
-        switch state.silence.account(frames: frames, audible: peak > 1e-4) {
+        switch state.silence.account(frames: frames, audible: audible) {
         case .started: soundStarted()
         case .stopped: soundStopped()
         case .none: break

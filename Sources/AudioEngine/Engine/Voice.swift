@@ -201,8 +201,7 @@ public final class Voice: @unchecked Sendable {
         let panLeft: Float = p > 0 ? 1 - p : 1
         let panRight: Float = p < 0 ? 1 + p : 1
         let metering = meteringEnabled.load(ordering: .relaxed)
-        var peak: (Float, Float) = (0, 0)
-        var sumSquares: (Float, Float) = (0, 0)
+        var levels = MixKernels.Levels()
 
         if !renderHasStarted, !primed.load(ordering: .acquiring), !renderMark.isEnd {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
@@ -227,22 +226,31 @@ public final class Voice: @unchecked Sendable {
         let readStart = firstFrame + Int64(offset)
         if readStart != renderEndFrame { renderContiguousFrom = readStart }
         let got = ring.read(frames: wanted) { span, count, _ in
-            for i in 0..<count {
-                if gainFramesLeft > 0 {
-                    gain += gainStep
-                    gainFramesLeft -= 1
-                    if gainFramesLeft == 0 { gain = target }
-                }
+            // A volume ramp, frame by frame; then the rest at one gain, four samples at a time.
+            let ramped = min(count, gainFramesLeft)
+            for i in 0..<ramped {
+                gain += gainStep
+                gainFramesLeft -= 1
+                if gainFramesLeft == 0 { gain = target }
                 let l = span[2 * i] * gain * panLeft
                 let r = span[2 * i + 1] * gain * panRight
                 out[0] += l
                 out[1] += r
                 out += 2
                 if metering {
-                    peak = (max(peak.0, abs(l)), max(peak.1, abs(r)))
-                    sumSquares = (sumSquares.0 + l * l, sumSquares.1 + r * r)
+                    levels.peak = SIMD2(max(levels.peak.x, abs(l)), max(levels.peak.y, abs(r)))
+                    levels.sumSquares += SIMD2(l * l, r * r)
                 }
             }
+            let steady = count - ramped
+            guard steady > 0 else { return }
+            let gains = SIMD2(gain * panLeft, gain * panRight)
+            if metering {
+                MixKernels.addMeasuring(span + 2 * ramped, to: out, frames: steady, gains: gains, levels: &levels)
+            } else {
+                MixKernels.add(span + 2 * ramped, to: out, frames: steady, gains: gains)
+            }
+            out += 2 * steady
         }
         // The reader sleeps until a ring falls below half full: wake it once per crossing.
         if wasAboveHalf, ring.availableToRead < ring.capacity / 2 { engine.readerWake.signal() }
@@ -250,7 +258,7 @@ public final class Voice: @unchecked Sendable {
         renderGainStep = gainStep
         renderGainFramesLeft = gainFramesLeft
         renderEndFrame = got == wanted ? readStart + Int64(got) : .min
-        if metering, got > 0 { publishMeters(peak: peak, sumSquares: sumSquares, frames: got) }
+        if metering, got > 0 { publishMeters(levels, frames: got) }
         publishPosition(readStartFrame: firstFrame + Int64(offset), read: got)
         if got > 0 {
             if renderMark.mediaPerFrame > 0 { renderPerFrame = renderMark.mediaPerFrame }
@@ -363,7 +371,8 @@ public final class Voice: @unchecked Sendable {
     /// Meters follow AVAudioPlayer's: a peak that falls back over about a second and
     /// a mean square averaged over about 300 ms.
     @inline(__always)
-    private func publishMeters(peak: (Float, Float), sumSquares: (Float, Float), frames: Int) {
+    private func publishMeters(_ levels: MixKernels.Levels, frames: Int) {
+        let peak = (levels.peak.x, levels.peak.y), sumSquares = (levels.sumSquares.x, levels.sumSquares.y)
         let seconds = Float(frames) / Float(reader.engineRate)
         let decay = max(0, 1 - seconds / 1.0)
         let smoothing = min(1, seconds / 0.3)

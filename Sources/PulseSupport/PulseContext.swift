@@ -174,31 +174,66 @@ extension PulseContext {
     /// lock of `mainloop` (a `pa_threaded_mainloop`) held, once `context` is ready (the wait
     /// releases the lock).
     package static func serverName(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> String? {
-        /// The answer, written by the callback under the mainloop's lock, read after it.
-        final class Query {
-            let mainloop: OpaquePointer
-            var answer: String?
-            init(mainloop: OpaquePointer) { self.mainloop = mainloop }
-        }
-        let query = Query(mainloop: mainloop)
-        let userdata = Unmanaged.passUnretained(query).toOpaque()
-        guard let operation = pa_context_get_server_info(context, { _, info, userdata in
+        let query = Answer<String>(mainloop: mainloop)
+        let operation = pa_context_get_server_info(context, { _, info, userdata in
             guard let userdata else { return }
-            let query = Unmanaged<Query>.fromOpaque(userdata).takeUnretainedValue()
+            let query = Unmanaged<Answer<String>>.fromOpaque(userdata).takeUnretainedValue()
             if let info = info?.pointee {
                 let name = info.server_name.map { String(cString: $0) } ?? "unknown server"
                 let version = info.server_version.map { String(cString: $0) } ?? "?"
-                query.answer = "\(name) \(version)"
+                query.value = "\(name) \(version)"
             }
             pa_threaded_mainloop_signal(query.mainloop, 0)
-        }, userdata) else { return nil }
+        }, Unmanaged.passUnretained(query).toOpaque())
+        return wait(for: operation, answering: query, context: context, timedOut: timedOut)
+    }
+
+    /// The bits of a sample in the default sink's format, asked of the server: 8 (`u8`,
+    /// A-law, µ-law), 16, 24 (`s24`, `s24-32`, and `float32`, whose mantissa holds 24), or
+    /// 32; nil when it does not answer before `timedOut` says so, or has no default sink.
+    /// With the lock of `mainloop` held, once `context` is ready (the wait releases the lock).
+    package static func defaultSinkSampleBits(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> Int? {
+        let query = Answer<Int>(mainloop: mainloop)
+        let operation = pa_context_get_sink_info_by_name(context, "@DEFAULT_SINK@", { _, info, _, userdata in
+            guard let userdata else { return }
+            let query = Unmanaged<Answer<Int>>.fromOpaque(userdata).takeUnretainedValue()
+            // Called once with the sink, then once more at the end of the list (info nil).
+            if let format = info?.pointee.sample_spec.format { query.value = PulseContext.bits(of: format) }
+            pa_threaded_mainloop_signal(query.mainloop, 0)
+        }, Unmanaged.passUnretained(query).toOpaque())
+        return wait(for: operation, answering: query, context: context, timedOut: timedOut)
+    }
+
+    private static func bits(of format: pa_sample_format_t) -> Int? {
+        switch format {
+        case PA_SAMPLE_U8, PA_SAMPLE_ALAW, PA_SAMPLE_ULAW: 8
+        case PA_SAMPLE_S16LE, PA_SAMPLE_S16BE: 16
+        case PA_SAMPLE_S24LE, PA_SAMPLE_S24BE, PA_SAMPLE_S24_32LE, PA_SAMPLE_S24_32BE, PA_SAMPLE_FLOAT32LE, PA_SAMPLE_FLOAT32BE: 24
+        case PA_SAMPLE_S32LE, PA_SAMPLE_S32BE: 32
+        default: nil
+        }
+    }
+
+    /// An introspection call's answer, written by its callback under the mainloop's lock and
+    /// read after the wait.
+    private final class Answer<Value> {
+        let mainloop: OpaquePointer
+        var value: Value?
+        init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+    }
+
+    /// With the mainloop's lock held: waits (releasing it) until `operation` is done,
+    /// `timedOut` says so or `context` fails, and gives what the callback wrote.
+    private static func wait<Value>(for operation: OpaquePointer?, answering query: Answer<Value>,
+                                    context: OpaquePointer, timedOut: () -> Bool) -> Value? {
+        guard let operation else { return nil }
         while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, !timedOut(), pa_context_get_state(context) == PA_CONTEXT_READY {
-            pa_threaded_mainloop_wait(mainloop)
+            pa_threaded_mainloop_wait(query.mainloop)
         }
         // Not answered: the callback must not run later, on a query gone by then.
         if pa_operation_get_state(operation) == PA_OPERATION_RUNNING { pa_operation_cancel(operation) }
         pa_operation_unref(operation)
-        return withExtendedLifetime(query) { query.answer }
+        return withExtendedLifetime(query) { query.value }
     }
 
     /// The server's name and version (see the static form), within `deadline`.

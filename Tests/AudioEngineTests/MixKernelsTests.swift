@@ -79,3 +79,21 @@ import TestSupport
         }
     }
 }
+
+extension MixKernelsTests {
+    @Test("converting to 16 bits clips, scales by 32767 and rounds to the nearest as lrintf does; NaN gives 0", arguments: [1, 4, 7, 1026])
+    func convertToInt16(samples: Int) {
+        var source = Self.samples(samples, seed: UInt64(samples) + 3).map { $0 * 1.5 }  // some beyond ±1
+        let edges: [Float] = [1, -1, 1.0001, -7, 0, -0.0, .nan, .infinity, -.infinity, 0.5 / 32767, 1.5 / 32767, -2.5 / 32767]
+        for (i, edge) in edges.enumerated() where i < samples { source[i] = edge }
+        var converted = [Int16](repeating: 99, count: samples)
+        source.withUnsafeBufferPointer { s in
+            converted.withUnsafeMutableBufferPointer { MixKernels.convertToInt16(s.baseAddress!, $0.baseAddress!, samples: samples) }
+        }
+        let expected = source.map { v -> Int16 in
+            guard !v.isNaN else { return 0 }
+            return Int16((min(max(v, -1), 1) * 32767).rounded(.toNearestOrEven))
+        }
+        #expect(converted == expected)
+    }
+}

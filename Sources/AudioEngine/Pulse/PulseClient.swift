@@ -40,6 +40,11 @@ enum PulseClient {
         PulseContext.serverName(context, mainloop: mainloop, timedOut: timedOut)
     }
 
+    /// The bits of a sample of the default sink's format (see `PulseContext.defaultSinkSampleBits`), or nil.
+    static func defaultSinkSampleBits(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> Int? {
+        PulseContext.defaultSinkSampleBits(context, mainloop: mainloop, timedOut: timedOut)
+    }
+
     /// With the mainloop's lock held, after the stream (if any) was released: disconnects and
     /// releases `context`, unlocks, stops libpulse's thread and frees the mainloop.
     static func release(context: OpaquePointer, mainloop: OpaquePointer) {

@@ -54,8 +54,18 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
     }
 
-    /// Bytes in a frame of the stream: stereo Float32.
-    static let frameBytes = 2 * MemoryLayout<Float>.size
+    /// Bytes in a frame of the stream: stereo, 16-bit or Float32 (see ``sixteenBit``).
+    let frameBytes: Int
+    /// Whether the stream carries 16-bit samples: the default sink's format holds 16 bits
+    /// or fewer (PulseAudio's default, `s16le`), so the server would convert Float32 to
+    /// 16 bits anyway. The engine converts the mix itself then, as the server would
+    /// (``MixKernels/convertToInt16(_:_:samples:)``), and half the bytes go through the
+    /// socket and libpulse's copies. Float32 elsewhere (pipewire-pulse's sinks are Float32).
+    let sixteenBit: Bool
+    /// Where a 16-bit stream's samples are converted before they are written:
+    /// ``conversionFrames`` frames, written a part at a time. Under the lock.
+    private let conversion: UnsafeMutablePointer<Int16>
+    private static let conversionFrames = 4096
 
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
@@ -77,8 +87,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     var kind: AudioEngine.OutputKind { .soundServer(server: server) }
 
     /// Connects to `address`, or the default server (`PULSE_SERVER`, the client
-    /// configuration, or the user's runtime folder) and opens a stereo Float32 stream at `sampleRate` on the
-    /// default sink, asking for `request`'s rate, its period per server request and its
+    /// configuration, or the user's runtime folder) and opens a stereo stream at `sampleRate` on the
+    /// default sink (16-bit for a sink of 16 bits or fewer, else Float32; see ``sixteenBit``), asking for `request`'s rate, its period per server request and its
     /// buffer in all. The granted period and buffer are read back from the server.
     init(server address: String? = nil, identity: AudioEngine.StreamIdentity, request: AudioEngine.OutputRequest,
          wake: Semaphore, connectTimeout: Double = 3) throws(OpenError) {
@@ -165,7 +175,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let serverName = PulseClient.serverName(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
             ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
 
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
+        let sinkBits = PulseClient.defaultSinkSampleBits(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
+        let sixteenBit = sinkBits.map { $0 <= 16 } ?? false
+        let frameBytes = sixteenBit ? 2 * MemoryLayout<Int16>.size : 2 * MemoryLayout<Float>.size
+        var spec = pa_sample_spec(format: sixteenBit ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
         var map = pa_channel_map()
         pa_channel_map_init_stereo(&map)
         let streamProperties = PulseClient.properties(identity, mediaName: identity.mediaName ?? identity.applicationName)
@@ -182,7 +195,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             guard let userdata else { return }
             Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue().underflows.add(1, ordering: .relaxed)
         }, userdata)
-        let frameBytes = UInt32(PulseOutput.frameBytes)
+        let attributeFrameBytes = UInt32(frameBytes)
         // The whole buffer is the target length; the server asks for a period at a time; it
         // starts playing once a period is there (as ALSA's start threshold), and after the
         // engine drains it waits for the next period rather than playing silence. With
@@ -190,8 +203,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // the queue is the buffer less that period.
         let synced = request.blockSyncedRequests && bufferFrames > periodFrames
         let queueFrames = synced ? bufferFrames - periodFrames : bufferFrames
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * frameBytes,
-                                        prebuf: UInt32(periodFrames) * frameBytes, minreq: UInt32(periodFrames) * frameBytes,
+        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * attributeFrameBytes,
+                                        prebuf: UInt32(periodFrames) * attributeFrameBytes, minreq: UInt32(periodFrames) * attributeFrameBytes,
                                         fragsize: UInt32.max)
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
                                       | (synced ? PA_STREAM_EARLY_REQUESTS.rawValue : PA_STREAM_ADJUST_LATENCY.rawValue))
@@ -226,11 +239,14 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.server = serverName
         self.request = request
         self.sampleRate = Int(rate)
-        let minreq = granted.map { Int($0.minreq / frameBytes) } ?? periodFrames
+        self.frameBytes = frameBytes
+        self.sixteenBit = sixteenBit
+        conversion = .allocate(capacity: 2 * PulseOutput.conversionFrames)
+        let minreq = granted.map { Int($0.minreq) / frameBytes } ?? periodFrames
         let grantedPeriod = max(64, min(minreq, 16_384))
         self.periodFrames = grantedPeriod
         // With block-synced requests the sink's block (a period) plays on top of the queue.
-        self.bufferFrames = granted.map { Int($0.tlength / frameBytes) + (synced ? grantedPeriod : 0) } ?? bufferFrames
+        self.bufferFrames = granted.map { Int($0.tlength) / frameBytes + (synced ? grantedPeriod : 0) } ?? bufferFrames
         // pipewire-pulse's timing moves in graph cycles: its own clock (see `GraphCycleClock`).
         graphTiming = serverName.contains("PipeWire") ? GraphCycleTiming(rate: Int(rate)) : nil
         // From now on the write request also reaches the output itself, for pulling. The
@@ -252,7 +268,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_threaded_mainloop_unlock(mainloop)
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        conversion.deallocate()
+    }
 
     // MARK: Render thread
 
@@ -261,7 +280,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         defer { pa_threaded_mainloop_unlock(mainloop) }
         var seek = takeRestart()
         var offset = 0
-        let frameBytes = PulseOutput.frameBytes
         while offset < frames {
             if let failure = lockedFailure() { return failure }
             if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted }
@@ -271,9 +289,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 continue
             }
             let count = min(writable / frameBytes, frames - offset)
-            if pa_stream_write(stream, samples + offset * 2, count * frameBytes, nil, 0, seek) < 0 {
-                return .failed(PulseClient.error(context))
-            }
+            guard send(samples + offset * 2, frames: count, seek: seek) else { return .failed(PulseClient.error(context)) }
             seek = PA_SEEK_RELATIVE
             offset += count
         }
@@ -299,7 +315,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         sinkLatency = Int((Double(timing.sink_usec) * Double(sampleRate) / 1e6).rounded())
         // The larger of libpulse's interpolation and the last snapshot's delay, on PulseAudio
         // (see `PulseTimingSnapshot`).
-        guard graphTiming == nil, let snapshot = PulseTimingSnapshot(timing, frameBytes: Int64(PulseOutput.frameBytes)) else {
+        guard graphTiming == nil, let snapshot = PulseTimingSnapshot(timing, frameBytes: Int64(frameBytes)) else {
             return interpolated
         }
         return max(interpolated, snapshot.delay(after: PulseTimingSnapshot.elapsed(since: timing), rate: sampleRate))
@@ -325,7 +341,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func lockedGraphDelay() -> Int? {
         guard var timing = graphTiming, let info = pa_stream_get_timing_info(stream)?.pointee else { return nil }
         sinkLatency = Int((Double(info.sink_usec) * Double(sampleRate) / 1e6).rounded())
-        let frameBytes = Int64(PulseOutput.frameBytes)
+        let frameBytes = Int64(frameBytes)
         timing.take(info, index: Int64(info.read_index) / frameBytes, valid: info.read_index_corrupt == 0)
         graphTiming = timing
         let clock = timing.clock
@@ -365,7 +381,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// or a write fails.
     private func pullLocked() {
         guard let puller else { return }
-        let frameBytes = PulseOutput.frameBytes
         while true {
             let writable = pa_stream_writable_size(stream) / frameBytes
             // A long buffer's request is half of it: after a flush the server may ask for
@@ -378,7 +393,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 handBack()
                 return
             }
-            guard pa_stream_write(stream, samples, frames * frameBytes, nil, 0, takeRestart()) >= 0 else {
+            guard send(samples, frames: frames, seek: takeRestart()) else {
                 // The render thread writes the next period itself and meets the error.
                 handBack()
                 return
@@ -442,6 +457,23 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// the read index stood at 0 and `playing` at 0 for 2 s.
     private func lockedSinkPlays() -> Bool {
         pa_stream_get_timing_info(stream)?.pointee.playing ?? 0 != 0
+    }
+
+    /// Under the lock: writes `frames` frames of the mix (interleaved stereo Float32), the
+    /// first part at `seek`, converted to 16 bits a part at a time for a 16-bit stream.
+    /// False when libpulse refuses a write.
+    private func send(_ samples: UnsafePointer<Float>, frames: Int, seek: pa_seek_mode_t) -> Bool {
+        guard sixteenBit else { return pa_stream_write(stream, samples, frames * frameBytes, nil, 0, seek) >= 0 }
+        var seek = seek
+        var offset = 0
+        while offset < frames {
+            let count = min(PulseOutput.conversionFrames, frames - offset)
+            MixKernels.convertToInt16(samples + offset * 2, conversion, samples: count * 2)
+            guard pa_stream_write(stream, conversion, count * frameBytes, nil, 0, seek) >= 0 else { return false }
+            seek = PA_SEEK_RELATIVE
+            offset += count
+        }
+        return true
     }
 
     /// Under the lock, before a write: where it goes. The first write after a drain or a
@@ -529,8 +561,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
               before.write_index_corrupt == 0 else { return nil }
         lockedFlush()
         guard let after = pa_stream_get_timing_info(stream)?.pointee, after.read_index_corrupt == 0 else { return nil }
-        let frameBytes = Int64(PulseOutput.frameBytes)
-        return Int(max(0, before.write_index - after.read_index) / frameBytes)
+        return Int(max(0, before.write_index - after.read_index) / Int64(frameBytes))
     }
 
     /// App thread, under the engine's `openOutput` lock (so never after `close`).

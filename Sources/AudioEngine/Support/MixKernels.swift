@@ -97,6 +97,32 @@ enum MixKernels {
         return false
     }
 
+    /// Converts `samples` samples to 16-bit: clipped to -1...1, times 32767, rounded to
+    /// the nearest (ties to even), as PulseAudio converts Float32 for a 16-bit sink
+    /// (`lrintf` of the clamped sample times 0x7FFF). NaN gives 0. Without a conversion
+    /// that could trap: the rounding is the one adding 1.5 × 2²³ does, whose low 16 bits are
+    /// then the sample.
+    @inline(__always)
+    static func convertToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, samples: Int) {
+        let magic = SIMD4<Float>(repeating: 12_582_912), scale = SIMD4<Float>(repeating: 32767)
+        let one = SIMD4<Float>(repeating: 1), minusOne = SIMD4<Float>(repeating: -1)
+        var i = 0
+        while i + 4 <= samples {
+            var v = load(source + i)
+            v.replace(with: one, where: v .> one)
+            v.replace(with: minusOne, where: v .< minusOne)
+            let bits = SIMD4<UInt32>(bitPattern: v * scale + magic)
+            UnsafeMutableRawPointer(destination + i).storeBytes(of: SIMD4<Int16>(truncatingIfNeeded: bits), as: SIMD4<Int16>.self)
+            i += 4
+        }
+        while i < samples {
+            let v = source[i]
+            let clipped: Float = v > 1 ? 1 : (v < -1 ? -1 : v)
+            destination[i] = Int16(truncatingIfNeeded: (clipped * 32767 + 12_582_912).bitPattern)
+            i += 1
+        }
+    }
+
     @inline(__always)
     private static func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> {
         UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)

@@ -1,12 +1,12 @@
-/// The render path's loops over interleaved stereo samples, written four samples (two
-/// frames) at a time with `SIMD4<Float>`.
+/// The render path's loops over interleaved stereo samples.
 ///
-/// The compiler does not vectorize these on its own: a running maximum (`Swift.max`, which
-/// orders NaN) and a running sum of squares (which it may not reorder without fast-math)
-/// keep a per-sample loop scalar, and a branch per frame for a gain ramp or metering keeps
-/// the rest scalar too. Here the constant-gain case has no branch per frame, the maximum is
-/// `pointwiseMax` and the sums are kept in four lanes. Each takes and returns plain values:
-/// no allocation, no lock, no atomic, safe on the render thread.
+/// Each is a plain loop without a branch per frame, which the optimizer turns into vector
+/// instructions, and which stays cheap in a debug build (where `SIMD4` arithmetic goes
+/// through generic witnesses: the debug `earshot play` that the end-to-end tests run spent
+/// seven times the CPU with it). A running maximum is written as a compare and a select
+/// (`Swift.max` orders NaN, which keeps the loop scalar), and the sums are kept in four
+/// running totals, two frames at a time, so that no loop-carried chain is one sample long.
+/// Plain values in and out: no allocation, no lock, no atomic, safe on the render thread.
 enum MixKernels {
     /// What a metered mix measured of one voice, left and right.
     struct Levels {
@@ -21,18 +21,10 @@ enum MixKernels {
     @inline(__always)
     static func add(_ source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>,
                     frames: Int, gains: SIMD2<Float>) {
-        let g = SIMD4(lowHalf: gains, highHalf: gains)
-        let samples = frames * 2
-        var i = 0
-        while i + 8 <= samples {
-            let a = load(source + i), b = load(source + i + 4)
-            store(load(destination + i) + a * g, destination + i)
-            store(load(destination + i + 4) + b * g, destination + i + 4)
-            i += 8
-        }
-        while i < samples {
-            destination[i] += source[i] * gains[i & 1]
-            i += 1
+        let left = gains.x, right = gains.y
+        for i in 0..<frames {
+            destination[2 &* i] += source[2 &* i] * left
+            destination[2 &* i &+ 1] += source[2 &* i &+ 1] * right
         }
     }
 
@@ -41,59 +33,54 @@ enum MixKernels {
     @inline(__always)
     static func addMeasuring(_ source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>,
                              frames: Int, gains: SIMD2<Float>, levels: inout Levels) {
-        let g = SIMD4(lowHalf: gains, highHalf: gains)
-        let samples = frames * 2
-        var peak = SIMD4<Float>.zero, squares = SIMD4<Float>.zero
-        var i = 0
-        while i + 4 <= samples {
-            let added = load(source + i) * g
-            store(load(destination + i) + added, destination + i)
-            peak = maximum(peak, magnitude(added))
-            squares += added * added
-            i += 4
+        let left = gains.x, right = gains.y
+        // Two frames a step: four independent running maxima and sums (left and right of
+        // each frame).
+        var peakL0: Float = 0, peakR0: Float = 0, peakL1: Float = 0, peakR1: Float = 0
+        var sumL0: Float = 0, sumR0: Float = 0, sumL1: Float = 0, sumR1: Float = 0
+        let pairs = frames / 2
+        for j in 0..<pairs {
+            let i = 4 &* j
+            let l0 = source[i] * left, r0 = source[i &+ 1] * right
+            let l1 = source[i &+ 2] * left, r1 = source[i &+ 3] * right
+            destination[i] += l0
+            destination[i &+ 1] += r0
+            destination[i &+ 2] += l1
+            destination[i &+ 3] += r1
+            peakL0 = larger(peakL0, magnitude(l0))
+            peakR0 = larger(peakR0, magnitude(r0))
+            peakL1 = larger(peakL1, magnitude(l1))
+            peakR1 = larger(peakR1, magnitude(r1))
+            sumL0 += l0 * l0
+            sumR0 += r0 * r0
+            sumL1 += l1 * l1
+            sumR1 += r1 * r1
         }
-        var tail = (peak: SIMD2<Float>.zero, squares: SIMD2<Float>.zero)
-        while i < samples {
-            let added = source[i] * gains[i & 1]
-            destination[i] += added
-            tail.peak[i & 1] = max(tail.peak[i & 1], abs(added))
-            tail.squares[i & 1] += added * added
-            i += 1
+        if frames % 2 == 1 {
+            let i = 4 &* pairs
+            let l0 = source[i] * left, r0 = source[i &+ 1] * right
+            destination[i] += l0
+            destination[i &+ 1] += r0
+            peakL0 = larger(peakL0, magnitude(l0))
+            peakR0 = larger(peakR0, magnitude(r0))
+            sumL0 += l0 * l0
+            sumR0 += r0 * r0
         }
-        let lanes = (peak: maximum(peak.lowHalf, peak.highHalf), squares: squares.lowHalf + squares.highHalf)
-        levels.peak = maximum(levels.peak, maximum(lanes.peak, tail.peak))
-        levels.sumSquares += lanes.squares + tail.squares
+        levels.peak = SIMD2(larger(levels.peak.x, larger(peakL0, peakL1)), larger(levels.peak.y, larger(peakR0, peakR1)))
+        levels.sumSquares += SIMD2(sumL0 + sumL1, sumR0 + sumR1)
     }
 
     /// Multiplies `samples` samples of `buffer` by `gain`.
     @inline(__always)
     static func scale(_ buffer: UnsafeMutablePointer<Float>, samples: Int, by gain: Float) {
-        let g = SIMD4(repeating: gain)
-        var i = 0
-        while i + 4 <= samples {
-            store(load(buffer + i) * g, buffer + i)
-            i += 4
-        }
-        while i < samples {
-            buffer[i] *= gain
-            i += 1
-        }
+        for i in 0..<samples { buffer[i] *= gain }
     }
 
     /// Whether any of `samples` samples of `buffer` has a magnitude above `threshold`.
     /// Stops at the first that does: playing audio is found in its first few samples.
     @inline(__always)
     static func anyAbove(_ threshold: Float, in buffer: UnsafePointer<Float>, samples: Int) -> Bool {
-        let t = SIMD4(repeating: threshold)
-        var i = 0
-        while i + 4 <= samples {
-            if any(magnitude(load(buffer + i)) .> t) { return true }
-            i += 4
-        }
-        while i < samples {
-            if abs(buffer[i]) > threshold { return true }
-            i += 1
-        }
+        for i in 0..<samples where magnitude(buffer[i]) > threshold { return true }
         return false
     }
 
@@ -104,64 +91,18 @@ enum MixKernels {
     /// then the sample.
     @inline(__always)
     static func convertToInt16(_ source: UnsafePointer<Float>, _ destination: UnsafeMutablePointer<Int16>, samples: Int) {
-        let magic = SIMD4<Float>(repeating: 12_582_912), scale = SIMD4<Float>(repeating: 32767)
-        let one = SIMD4<Float>(repeating: 1), minusOne = SIMD4<Float>(repeating: -1)
-        var i = 0
-        while i + 4 <= samples {
-            var v = load(source + i)
-            v.replace(with: one, where: v .> one)
-            v.replace(with: minusOne, where: v .< minusOne)
-            let bits = SIMD4<UInt32>(bitPattern: v * scale + magic)
-            UnsafeMutableRawPointer(destination + i).storeBytes(of: SIMD4<Int16>(truncatingIfNeeded: bits), as: SIMD4<Int16>.self)
-            i += 4
-        }
-        while i < samples {
+        for i in 0..<samples {
             let v = source[i]
             let clipped: Float = v > 1 ? 1 : (v < -1 ? -1 : v)
             destination[i] = Int16(truncatingIfNeeded: (clipped * 32767 + 12_582_912).bitPattern)
-            i += 1
         }
     }
 
+    /// The larger of two magnitudes, by a compare and a select.
     @inline(__always)
-    private static func load(_ pointer: UnsafePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
-    }
+    private static func larger(_ a: Float, _ b: Float) -> Float { b > a ? b : a }
 
+    /// `value` without its sign (the sign bit cleared).
     @inline(__always)
-    private static func load(_ pointer: UnsafeMutablePointer<Float>) -> SIMD4<Float> {
-        UnsafeRawPointer(pointer).loadUnaligned(as: SIMD4<Float>.self)
-    }
-
-    @inline(__always)
-    private static func store(_ value: SIMD4<Float>, _ pointer: UnsafeMutablePointer<Float>) {
-        UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: SIMD4<Float>.self)
-    }
-
-    /// The larger of each pair of lanes, by a compare and a blend (the standard library's
-    /// `pointwiseMax` goes lane by lane through `Float.maximum`, which orders NaN).
-    @inline(__always)
-    private static func maximum<V: SIMD>(_ a: V, _ b: V) -> V where V.Scalar == Float {
-        a.replacing(with: b, where: b .> a)
-    }
-
-    /// The lanes' magnitudes (the sign bit cleared).
-    @inline(__always)
-    private static func magnitude(_ v: SIMD4<Float>) -> SIMD4<Float> {
-        SIMD4<Float>(bitPattern: SIMD4<UInt32>(bitPattern: v) & 0x7FFF_FFFF)
-    }
-}
-
-private extension SIMD4 where Scalar == Float {
-    @inline(__always)
-    init(bitPattern: SIMD4<UInt32>) {
-        self = unsafeBitCast(bitPattern, to: SIMD4<Float>.self)
-    }
-}
-
-private extension SIMD4 where Scalar == UInt32 {
-    @inline(__always)
-    init(bitPattern: SIMD4<Float>) {
-        self = unsafeBitCast(bitPattern, to: SIMD4<UInt32>.self)
-    }
+    private static func magnitude(_ value: Float) -> Float { Float(bitPattern: value.bitPattern & 0x7FFF_FFFF) }
 }

@@ -62,6 +62,23 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// (``MixKernels/convertToInt16(_:_:samples:)``), and half the bytes go through the
     /// socket and libpulse's copies. Float32 elsewhere (pipewire-pulse's sinks are Float32).
     let sixteenBit: Bool
+    /// Whether the stream's timing is asked for by the output itself instead of by libpulse's
+    /// automatic updates: a long buffer on PulseAudio. The automatic updates come every
+    /// 1.5 s once a stream runs, each two wakeups of libpulse's thread (its timer, then the
+    /// reply). Asked after a write, at most once in ``timingInterval`` (a long buffer's
+    /// requests come every half second), only the reply wakes it. What libpulse's automatic
+    /// updates also ask for at once is asked for at once here too: the hand-over to pulling,
+    /// a write at the read index (a restart), the stream's start, an underflow, a move to
+    /// another sink, a suspension (libpulse's `request_auto_timing_update(s, true)` calls).
+    /// Not on pipewire-pulse, whose graph-cycle clock takes its own snapshots after every
+    /// write, and not for a short buffer, whose requests come tens of times a second.
+    private let timingWithRequests: Bool
+    /// When ``askForTiming(force:)`` last asked, in `pa_rtclock_now` µs. Under the lock.
+    private var timingAsked: pa_usec_t = 0
+    /// How often a running stream's timing is asked for: as often as libpulse's automatic
+    /// updates once they have slowed down (a request comes every half second, so every
+    /// third one asks).
+    private static let timingInterval: pa_usec_t = 1_400_000
     /// Where a 16-bit stream's samples are converted before they are written:
     /// ``conversionFrames`` frames, written a part at a time. Under the lock.
     private let conversion: UnsafeMutablePointer<Int16>
@@ -206,7 +223,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * attributeFrameBytes,
                                         prebuf: UInt32(periodFrames) * attributeFrameBytes, minreq: UInt32(periodFrames) * attributeFrameBytes,
                                         fragsize: UInt32.max)
-        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue | PA_STREAM_AUTO_TIMING_UPDATE.rawValue
+        let timingWithRequests = request.longBuffer && !serverName.contains("PipeWire")
+        let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue
+                                      | (timingWithRequests ? 0 : PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
                                       | (synced ? PA_STREAM_EARLY_REQUESTS.rawValue : PA_STREAM_ADJUST_LATENCY.rawValue))
         guard pa_stream_connect_playback(stream, nil, &attributes, flags, nil, nil) >= 0 else {
             let reason = PulseClient.error(context)
@@ -241,6 +260,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.sampleRate = Int(rate)
         self.frameBytes = frameBytes
         self.sixteenBit = sixteenBit
+        self.timingWithRequests = timingWithRequests
         conversion = .allocate(capacity: 2 * PulseOutput.conversionFrames)
         let minreq = granted.map { Int($0.minreq) / frameBytes } ?? periodFrames
         let grantedPeriod = max(64, min(minreq, 16_384))
@@ -259,12 +279,30 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_threaded_mainloop_signal(output.mainloop, 0)
             output.pullLocked()
         }, Unmanaged.passUnretained(self).toOpaque())
-        // libpulse's own timing updates (10, 20, 40 … ms into a stream) tell when the sink
-        // starts playing, before a long buffer's next request would.
+        // Timing updates (libpulse's own, 10, 20, 40 … ms into a stream; or, with
+        // `timingWithRequests`, the one asked at the hand-over and then the start watch's)
+        // tell when the sink starts playing, before a long buffer's next request would.
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             guard let userdata else { return }
             Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue().timingUpdatedLocked()
         }, Unmanaged.passUnretained(self).toOpaque())
+        if timingWithRequests {
+            // The events after which libpulse's automatic updates would ask at once.
+            let output = Unmanaged.passUnretained(self).toOpaque()
+            let askNow: pa_stream_notify_cb_t = { _, userdata in
+                guard let userdata else { return }
+                Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue().askForTiming(force: true)
+            }
+            pa_stream_set_started_callback(stream, askNow, output)
+            pa_stream_set_moved_callback(stream, askNow, output)
+            pa_stream_set_suspended_callback(stream, askNow, output)
+            pa_stream_set_underflow_callback(stream, { _, userdata in
+                guard let userdata else { return }
+                let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
+                output.signals.underflows.add(1, ordering: .relaxed)
+                output.askForTiming(force: true)
+            }, output)
+        }
         pa_threaded_mainloop_unlock(mainloop)
     }
 
@@ -333,6 +371,19 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// is on its way (the clock narrows with each snapshot, each up to a graph cycle stale).
     private func requestTiming() {
         graphTiming?.requestSnapshot(of: stream)
+        askForTiming()
+    }
+
+    /// Under the lock, after a write or on a stream event (see ``timingWithRequests``): asks
+    /// PulseAudio for the stream's timing if ``timingInterval`` has passed since the last
+    /// ask, or at once when `force` is set.
+    private func askForTiming(force: Bool = false) {
+        guard timingWithRequests else { return }
+        let now = pa_rtclock_now()
+        guard force || now >= timingAsked + PulseOutput.timingInterval,
+              let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
+        timingAsked = now
+        pa_operation_unref(operation)
     }
 
     /// Under the lock: frames written and not yet played, from the graph-cycle clock; nil
@@ -364,6 +415,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard lockedFailure() == nil, !signals.interrupted.load(ordering: .acquiring) else { return false }
         self.puller = puller
         startWatchUntil = pa_rtclock_now() + 500_000
+        askForTiming(force: true)
         // What the server asked for before now does not come again: take it at once.
         pullLocked()
         return self.puller != nil
@@ -463,6 +515,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// first part at `seek`, converted to 16 bits a part at a time for a 16-bit stream.
     /// False when libpulse refuses a write.
     private func send(_ samples: UnsafePointer<Float>, frames: Int, seek: pa_seek_mode_t) -> Bool {
+        // After a write at the read index libpulse no longer knows the write index.
+        let restarts = seek != PA_SEEK_RELATIVE
+        defer { if restarts { askForTiming(force: true) } }
         guard sixteenBit else { return pa_stream_write(stream, samples, frames * frameBytes, nil, 0, seek) >= 0 }
         var seek = seek
         var offset = 0
@@ -650,5 +705,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_stream_set_write_callback(stream, nil, nil)
         pa_stream_set_underflow_callback(stream, nil, nil)
         pa_stream_set_latency_update_callback(stream, nil, nil)
+        pa_stream_set_started_callback(stream, nil, nil)
+        pa_stream_set_moved_callback(stream, nil, nil)
+        pa_stream_set_suspended_callback(stream, nil, nil)
     }
 }

@@ -148,12 +148,14 @@ extension AudioEngine {
 
     /// Frames a voice's ring holds: half a second, or room for twice the longest buffer a
     /// period can ask for and one period more (the burst a starting stream takes); with a
-    /// long buffer, that buffer's burst, a request more, and some blocks.
+    /// long buffer, three times that buffer and some blocks: its burst, and a refill (the
+    /// reader refills below half) once per buffer played instead of once per request,
+    /// which halves the reader's wakeups while a long buffer plays (bench/power).
     func voiceRingFrames(rate: Int) -> Int {
         let longest = max(configuration.periodFrames, Int((AudioEngine.ioBufferDurationRange.upperBound * Double(rate)).rounded(.up)))
         let short = max(rate / 2, 2 * (max(3, configuration.periods) + 1) * longest)
         guard let long = longBufferFrames(rate: rate) else { return short }
-        return max(short, long + long / 2 + 8 * VoiceReader.blockFrames)
+        return max(short, 3 * long + 8 * VoiceReader.blockFrames)
     }
 
     /// Frames a voice's ring keeps after they were mixed, so that a restart can mix them

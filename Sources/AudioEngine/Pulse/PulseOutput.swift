@@ -66,12 +66,16 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// automatic updates: a long buffer on PulseAudio. The automatic updates come every
     /// 1.5 s once a stream runs, each two wakeups of libpulse's thread (its timer, then the
     /// reply). Asked after a write, at most once in ``timingInterval`` (a long buffer's
-    /// requests come every half second), only the reply wakes it. What libpulse's automatic
-    /// updates also ask for at once is asked for at once here too: the hand-over to pulling,
-    /// a write at the read index (a restart), the stream's start, an underflow, a move to
-    /// another sink, a suspension (libpulse's `request_auto_timing_update(s, true)` calls).
-    /// Not on pipewire-pulse, whose graph-cycle clock takes its own snapshots after every
-    /// write, and not for a short buffer, whose requests come tens of times a second.
+    /// requests come every half second), only the reply wakes it. Where libpulse's automatic
+    /// updates ask at once and then again 10, 20, 40 … ms later (its
+    /// `request_auto_timing_update(s, true)`), the output asks at once, and again 10, 20,
+    /// 40 … ms later while the stream's start is yet to be heard (``askForTiming(force:)``):
+    /// the hand-over to pulling, a write at the read index (a restart), the server saying the
+    /// stream started (its sink began to take it: a sink that woke late is heard from then,
+    /// and the position must move at once, not half a second later at the next request), an
+    /// underflow, a move to another sink, a suspension. Not on pipewire-pulse, whose
+    /// graph-cycle clock takes its own snapshots after every write, and not for a short
+    /// buffer, whose requests come tens of times a second.
     private let timingWithRequests: Bool
     /// When ``askForTiming(force:)`` last asked, in `pa_rtclock_now` µs. Under the lock.
     private var timingAsked: pa_usec_t = 0
@@ -79,6 +83,11 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// updates once they have slowed down (a request comes every half second, so every
     /// third one asks).
     private static let timingInterval: pa_usec_t = 1_400_000
+    /// The timer that asks again after an event (``askForTiming(force:)``), and the interval
+    /// to its next ask: 10 ms, doubling, until it reaches ``timingInterval``. Under the lock;
+    /// `close` frees the timer.
+    private var timingFollowUp: OpaquePointer?
+    private var timingFollowUpInterval: pa_usec_t = 0
     /// Where a 16-bit stream's samples are converted before they are written:
     /// ``conversionFrames`` frames, written a part at a time. Under the lock.
     private let conversion: UnsafeMutablePointer<Int16>
@@ -307,6 +316,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 output.signals.underflows.add(1, ordering: .relaxed)
                 output.askForTiming(force: true)
             }, output)
+            // As libpulse does when the stream is ready.
+            askForTiming(force: true)
         }
         pa_threaded_mainloop_unlock(mainloop)
     }
@@ -381,14 +392,39 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     /// Under the lock, after a write or on a stream event (see ``timingWithRequests``): asks
     /// PulseAudio for the stream's timing if ``timingInterval`` has passed since the last
-    /// ask, or at once when `force` is set.
+    /// ask; with `force`, at once, and again 10, 20, 40 … ms later until the stream is heard
+    /// (the follow-ups stop there: a reply after a restart or an underflow needs no more).
     private func askForTiming(force: Bool = false) {
         guard timingWithRequests else { return }
         let now = pa_rtclock_now()
+        if force { followUpTiming(after: 10_000, now: now) }
         guard force || now >= timingAsked + PulseOutput.timingInterval,
               let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
         timingAsked = now
         pa_operation_unref(operation)
+    }
+
+    /// Under the lock: sets the follow-up timer to ask in `interval` µs, unless that reaches
+    /// ``timingInterval`` (the asks after writes go on from there).
+    private func followUpTiming(after interval: pa_usec_t, now: pa_usec_t = pa_rtclock_now()) {
+        timingFollowUpInterval = interval
+        guard interval < PulseOutput.timingInterval else { return }
+        if let timingFollowUp {
+            pa_context_rttime_restart(context, timingFollowUp, now + interval)
+            return
+        }
+        timingFollowUp = pa_context_rttime_new(context, now + interval, { _, _, _, userdata in
+            // libpulse's thread, lock held; `close` frees the timer before the output goes.
+            guard let userdata else { return }
+            let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
+            // Only until the stream is heard: then the asks after writes keep the clock.
+            guard output.puller?.awaitsPlayingSink ?? true else { return }
+            if let operation = pa_stream_update_timing_info(output.stream, nil, nil) {
+                output.timingAsked = pa_rtclock_now()
+                pa_operation_unref(operation)
+            }
+            output.followUpTiming(after: 2 * output.timingFollowUpInterval)
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Under the lock: frames written and not yet played, from the graph-cycle clock; nil
@@ -674,6 +710,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         puller = nil
         if let startWatch { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free?(startWatch) }
+        if let timingFollowUp { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free?(timingFollowUp) }
         graphTiming?.cancel()
         PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.

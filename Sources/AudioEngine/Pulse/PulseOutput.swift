@@ -294,8 +294,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             output.pullLocked()
         }, Unmanaged.passUnretained(self).toOpaque())
         // Timing updates (libpulse's own, 10, 20, 40 … ms into a stream; or, with
-        // `timingWithRequests`, the one asked at the hand-over and then the start watch's)
-        // tell when the sink starts playing, before a long buffer's next request would.
+        // `timingWithRequests`, the output's own follow-ups and the start watch's) tell when
+        // the sink starts playing, before a long buffer's next request would.
         pa_stream_set_latency_update_callback(stream, { _, userdata in
             guard let userdata else { return }
             Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue().timingUpdatedLocked()
@@ -397,12 +397,17 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func askForTiming(force: Bool = false) {
         guard timingWithRequests else { return }
         let now = pa_rtclock_now()
-        if force { followUpTiming(after: 10_000, now: now) }
+        if force, awaitsStart { followUpTiming(after: 10_000, now: now) }
         guard force || now >= timingAsked + PulseOutput.timingInterval,
               let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
         timingAsked = now
         pa_operation_unref(operation)
     }
+
+    /// Under the lock: whether the follow-up asks go on: the stream is yet to be heard (or
+    /// the render thread writes, and cannot say); once it is, the asks after writes keep the
+    /// clock.
+    private var awaitsStart: Bool { puller?.awaitsPlayingSink ?? true }
 
     /// Under the lock: sets the follow-up timer to ask in `interval` µs, unless that reaches
     /// ``timingInterval`` (the asks after writes go on from there).
@@ -417,8 +422,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             // libpulse's thread, lock held; `close` frees the timer before the output goes.
             guard let userdata else { return }
             let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
-            // Only until the stream is heard: then the asks after writes keep the clock.
-            guard output.puller?.awaitsPlayingSink ?? true else { return }
+            guard output.awaitsStart else { return }
             if let operation = pa_stream_update_timing_info(output.stream, nil, nil) {
                 output.timingAsked = pa_rtclock_now()
                 pa_operation_unref(operation)

@@ -126,7 +126,7 @@ struct SessionInterruptionTests {
         let gameID = try await game.uniqueName()
         try await game.waitForLine("session: interrupted (sessionActivated(\(podcastsID)))")
         try await settle(0.5)
-        var audio = try capture.snapshot()
+        var audio = try await capture.snapshot()
         try #require(abs(audio.level(.left, audio.tail(0.3)) + 12) < 1, "the podcast plays again")
         #expect(audio.peak(.right, audio.tail(0.3)) < -60, "the game is silent, interrupted")
 

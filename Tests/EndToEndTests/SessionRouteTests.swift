@@ -64,7 +64,7 @@ struct SessionRouteTests {
         try world.server.setDefaultSink("speakers")
         try await music.waitForLine("session: route changed (override)")
         try await settle(0.8)
-        var audio = try speakers.snapshot()
+        var audio = try await speakers.snapshot()
         #expect(abs(audio.level(.left, audio.tail(0.4)) + 12) < 1, "the music plays on the chosen sink")
         #expect(try await music.session()?.producingSound == true)
 

@@ -77,7 +77,7 @@ struct SessionScreenLockTests {
         let ambience = try world.play("ambience", side: .left, category: "ambient")
         try await ambience.waitForSession("interrupted") { $0.interrupted }
         try await settle(1.0)
-        var audio = try capture.snapshot()
+        var audio = try await capture.snapshot()
         #expect(audio.peak(.left, 0..<audio.duration) < -60,
                 "the ambient process sounded while the screen was locked: \(audio.level(.left, audio.tail(0.5))) dBFS")
         #expect(abs(audio.level(.right, audio.tail(0.5)) + 12) < 1, "the playback process plays on")
@@ -123,7 +123,7 @@ struct SessionScreenLockTests {
         #expect(saver.questions.value > asked, "the new host asked the saver")
         try await ambience.waitForSession("interrupted under the new host") { $0.interrupted && !$0.producingSound }
         try await settle(1.0)
-        var audio = try capture.snapshot()
+        var audio = try await capture.snapshot()
         let at = try audio.at(killed)
         #expect(audio.peak(.left, at..<audio.duration) < -60,
                 "the ambient process sounded under the new host while the screen was locked")

@@ -32,7 +32,7 @@ struct SessionTargetTests {
         #expect(status.row(aID)?.state == ["interrupted"], "\(status)")
         #expect(status.arbiter == aID, "the first process hosts the arbiter: \(status)")
         try await settle(0.4)
-        var audio = try capture.snapshot()
+        var audio = try await capture.snapshot()
         #expect(abs(audio.level(.right, audio.tail(0.3)) + 12) < 1, "B sounds")
         #expect(audio.peak(.left, audio.tail(0.3)) < -60, "A is silent while interrupted")
 
@@ -41,7 +41,7 @@ struct SessionTargetTests {
         #expect(pause.status == 0, "\(pause.stderr)")
         try await b.waitForSession("silent") { !$0.producingSound }
         try await settle(0.4)
-        audio = try capture.snapshot()
+        audio = try await capture.snapshot()
         #expect(audio.peak(.right, audio.tail(0.25)) < -60, "B paused by playerctl")
         #expect(audio.peak(.left, audio.tail(0.25)) < -60, "A stays silent: it is interrupted, not the one paused")
         #expect(try await a.session()?.interrupted == true)
@@ -53,7 +53,7 @@ struct SessionTargetTests {
         #expect(resume.output == "sent PlayPause to \(bID)")
         try await b.waitUntilPlaying()
         try await settle(0.4)
-        audio = try capture.snapshot()
+        audio = try await capture.snapshot()
         #expect(abs(audio.level(.right, audio.tail(0.25)) + 12) < 1, "B plays again")
         #expect(audio.peak(.left, audio.tail(0.25)) < -60, "A still silent")
 
@@ -67,7 +67,7 @@ struct SessionTargetTests {
         try await a.waitForSession("the target") { $0.target }
         try await world.waitForSessions("B to be gone") { sessions in !sessions.contains { $0.id == bID } }
         try await settle(0.5)
-        audio = try capture.snapshot()
+        audio = try await capture.snapshot()
         let afterKill = try audio.at(killed)
         #expect(audio.peak(.right, (afterKill + 0.2)..<audio.duration) < -60, "nothing sounds from B after it was killed")
         #expect(abs(audio.level(.left, audio.tail(0.3)) + 12) < 1, "A sounds again")

@@ -130,22 +130,38 @@ public final class Capture: Sendable {
         }
     }
 
-    /// The audio recorded so far, without stopping.
-    public func snapshot() throws -> CapturedAudio {
-        try read()
+    /// The audio played before this call, without stopping: waits until it has been
+    /// recorded (at most `drain` seconds), as ``stop(drain:)`` does. What the file held at
+    /// the call lags what was played by the capture's latency (its fragments, and on a
+    /// loaded machine the scheduling of `parec`), so a tail read at once could end before
+    /// a sound that had started (a CI run: a resumed player's last 0.3 s read as silence).
+    public func snapshot(drain: Double = 1) async throws -> CapturedAudio {
+        guard state.value.watchdog != nil, !state.value.stopped else {
+            throw TestFailure("Capture.snapshot() without a running capture")
+        }
+        try await awaitRecorded(drain: drain)
+        return try read()
     }
 
     /// Waits until what was played before this call has been recorded (at most `drain`
     /// seconds), stops `parec` and returns the recording.
     public func stop(drain: Double = 1) async throws -> CapturedAudio {
-        let clock = ContinuousClock()
         guard let watchdog = state.value.watchdog, !state.value.stopped else {
             throw TestFailure("Capture.stop() without a running capture")
         }
-        // Everything played until now, and 30 ms more: the frames since the first sample
-        // was played (`origin`, a late bound, so this never asks for more than was played).
-        // The file's size alone is not enough where samples come in large fragments: on
-        // PipeWire (100 ms) a capture cut at the next fragment lost up to 140 ms at its end.
+        try await awaitRecorded(drain: drain)
+        watchdog.stop()
+        state.withLock { $0.stopped = true }
+        return try read()
+    }
+
+    /// Waits until the file holds everything played until now and 30 ms more, at most
+    /// `drain` seconds: the frames since the first sample was played (`origin`, a late
+    /// bound, so this never asks for more than was played). The file's size alone is not
+    /// enough where samples come in large fragments: on PipeWire (100 ms) a capture cut at
+    /// the next fragment lost up to 140 ms at its end.
+    private func awaitRecorded(drain: Double) async throws {
+        let clock = ContinuousClock()
         let margin = sampleRate * 30 / 1000
         var target = fileSize(rawPath) + bytesPerFrame * margin
         if let origin = state.value.origin {
@@ -159,9 +175,6 @@ public final class Capture: Sendable {
             if size >= target { break }
             try await Task.sleep(for: .milliseconds(2))
         }
-        watchdog.stop()
-        state.withLock { $0.stopped = true }
-        return try read()
     }
 
     /// Records while `body` runs: `start()`, `body()`, `stop()`.

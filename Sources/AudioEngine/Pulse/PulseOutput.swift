@@ -398,8 +398,13 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard timingWithRequests else { return }
         let now = pa_rtclock_now()
         if force, awaitsStart { followUpTiming(after: 10_000, now: now) }
-        guard force || now >= timingAsked + PulseOutput.timingInterval,
-              let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
+        if force || now >= timingAsked + PulseOutput.timingInterval { sendTimingRequest(now: now) }
+    }
+
+    /// Under the lock: asks PulseAudio for the stream's timing now (the reply comes to the
+    /// latency-update callback), and notes when.
+    private func sendTimingRequest(now: pa_usec_t) {
+        guard let operation = pa_stream_update_timing_info(stream, nil, nil) else { return }
         timingAsked = now
         pa_operation_unref(operation)
     }
@@ -423,11 +428,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             guard let userdata else { return }
             let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
             guard output.awaitsStart else { return }
-            if let operation = pa_stream_update_timing_info(output.stream, nil, nil) {
-                output.timingAsked = pa_rtclock_now()
-                pa_operation_unref(operation)
-            }
-            output.followUpTiming(after: 2 * output.timingFollowUpInterval)
+            let now = pa_rtclock_now()
+            output.sendTimingRequest(now: now)
+            output.followUpTiming(after: 2 * output.timingFollowUpInterval, now: now)
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -79,10 +79,12 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private let timingWithRequests: Bool
     /// When ``askForTiming(force:)`` last asked, in `pa_rtclock_now` µs. Under the lock.
     private var timingAsked: pa_usec_t = 0
-    /// How often a running stream's timing is asked for: as often as libpulse's automatic
-    /// updates once they have slowed down (a request comes every half second, so every
-    /// third one asks).
-    private static let timingInterval: pa_usec_t = 1_400_000
+    /// How often a running stream's timing is asked for: every sixth write request of a long
+    /// buffer (one comes every half second), half as often as libpulse's automatic updates
+    /// once they have slowed down. Between replies libpulse interpolates on the monotonic
+    /// clock; a sound card's clock drifts from it by 100 ppm at most, 0.3 ms in 2.9 s,
+    /// against the 10 ms the position may be off.
+    private static let timingInterval: pa_usec_t = 2_900_000
     /// The timer that asks again after an event (``askForTiming(force:)``), and the interval
     /// to its next ask: 10 ms, doubling, until it reaches ``timingInterval``. Under the lock;
     /// `close` frees the timer.

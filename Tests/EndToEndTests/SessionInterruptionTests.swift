@@ -127,7 +127,12 @@ struct SessionInterruptionTests {
         try await game.waitForLine("session: interrupted (sessionActivated(\(podcastsID)))")
         try await settle(0.5)
         var audio = try await capture.snapshot()
-        try #require(abs(audio.level(.left, audio.tail(0.3)) + 12) < 1, "the podcast plays again")
+        let status = try? await podcasts.playbackStatus()
+        let heard = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.left.channel, range: 0..<audio.duration)
+        try #require(abs(audio.level(.left, audio.tail(0.3)) + 12) < 1, """
+            the podcast plays again; heard at \(heard.map { String(format: "%.3f-%.3f", $0.start, $0.end) }) of \(audio.duration) s; \
+            its status \(status ?? "unknown"); it printed \(podcasts.lines)
+            """)
         #expect(audio.peak(.right, audio.tail(0.3)) < -60, "the game is silent, interrupted")
 
         let sessions = await world.sessionsIfAny()

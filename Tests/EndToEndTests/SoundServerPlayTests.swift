@@ -206,8 +206,16 @@ struct SoundServerPlayTests {
                 "Position \(playing) s while playing, expected \(earliest)…\(latest) s from the pause")
     }
 
-    @Test("the sound server restarts mid-play: earshot play pauses where it was, says why, and MPRIS says Paused")
-    func serverRestart() async throws {
+    /// When the server dies, in milliseconds after the player says it plays: early, before the
+    /// long buffer's second write (its first write, 2 s, is all the stream has had, and no
+    /// write has said what was buffered: a paused position once went to the 2 s written, not
+    /// the 0.15 s heard), and later, after some requests.
+    static let restartMoments: [(settle: Int, captured: Int)] = [(50, 150), (700, 500)]
+
+    @Test("the sound server restarts mid-play: earshot play pauses where it was, says why, and MPRIS says Paused",
+          arguments: restartMoments.indices)
+    func serverRestart(moment: Int) async throws {
+        let (settle, captured) = Self.restartMoments[moment]
         // The first server's sink kept awake: the player starts before any capture, and an idle
         // null sink with rewinds (PulseAudio's defaults) then takes a new stream at its own
         // pace (paplay of a 2 s file took 3.9 s there, 2.0 s beside a keep-awake stream), so
@@ -216,10 +224,10 @@ struct SoundServerPlayTests {
         let world = try await SessionWorld()
         let player = try world.play("restart", side: .left, duration: 10)
         try await player.waitUntilPlaying()
-        try await Task.sleep(for: .milliseconds(700))
+        try await Task.sleep(for: .milliseconds(settle))
         // What the sink had played by the kill: a capture until then.
         let capture0 = try await world.capture()
-        try await Task.sleep(for: .milliseconds(500))
+        try await Task.sleep(for: .milliseconds(captured))
         let (before, _) = try await Self.position(player, world)
         try world.server.restart()
         let heardBefore = try await capture0.stop(drain: 0).activeRegions(channel: SessionSide.left.channel).totalDuration

@@ -69,7 +69,12 @@ extension AudioEngine {
                 // never past what was written.
                 let heard = min(deviceCurrentTime * rate, Double(state.framesWritten))
                 streamRunning.store(false, ordering: .releasing)
-                publishClock(frames: max(heard, Double(state.framesWritten - Int64(state.lastDelay))), at: MonotonicClock.seconds())
+                // (Heard at the last write that had a delay: a floor under it. None since the
+                // output was taken, as when a long buffer's first write is all there was: a
+                // missing delay is not "nothing buffered", which put a paused position at the
+                // end of the 2 s written instead of the 0.5 s heard.)
+                let heardAtLastWrite = state.lastDelay.map { Double(state.framesWritten - Int64($0)) } ?? 0
+                publishClock(frames: max(heard, heardAtLastWrite), at: MonotonicClock.seconds())
                 let error: AudioEngineError
                 switch result {
                 case .serverLost(let reason):
@@ -468,7 +473,7 @@ extension AudioEngine {
         latencyFrames.store(output.bufferFrames, ordering: .relaxed)
         state.running = false
         state.idleSince = nil
-        state.lastDelay = 0
+        state.lastDelay = nil
         state.flushedOnce = false
         let rate = output.request.sampleRate
         if rate != state.rate {
@@ -667,8 +672,9 @@ struct RenderState {
     var output: (any AudioOutput)?
     var running = false
     var framesWritten: Int64 = 0
-    /// The last delay the output reported: on a failure, what had been heard.
-    var lastDelay = 0
+    /// The last delay the output reported with a write (nil: none since the output was
+    /// taken): on a failure, what had been heard by then.
+    var lastDelay: Int?
     /// Until a flush measures it, a pause's expected remainder comes from the sink's latency.
     var flushedOnce = false
     var gain: Float = 1

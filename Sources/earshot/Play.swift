@@ -53,8 +53,8 @@ struct Play: AsyncParsableCommand {
     var volume: Float = 1
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Let the sound server hold about two seconds of the sound, when one local file plays (the "
-        + "default), as it does paplay's: the process wakes a few times a second instead of about 70, and a pause, "
+        "Let the sound server hold about a second of the sound, when one local file plays (the "
+        + "default): the process wakes a few times a second instead of about 60, and a pause, "
         + "seek or volume change is still heard within 30 ms, a pause at what the sink played. "
         + "--no-long-buffer keeps the short buffer a queue or a URL gets."))
     var longBuffer = true
@@ -88,9 +88,7 @@ struct Play: AsyncParsableCommand {
         // sink plays the stream, so on a sink that starts late (a fresh null sink with
         // rewinds) now playing waits with the sound (SoundServerPlayPositionTests).
         var engineConfiguration = AudioEngine.Configuration(device: device)
-        // Two seconds, paplay's (the server's default target length): the server asks for about
-        // a second at a time. (With one second it asked twice a second: 1.69× paplay's wakeups.)
-        if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 2 }
+        if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 1 }
         // On a sound server, the stream runs at the first local file's rate, as paplay's and
         // mpv's do: the server resamples it to the sink once (or not at all: PulseAudio's
         // sinks run at 44.1 kHz by default), instead of the engine resampling a 44.1 kHz file

@@ -175,15 +175,20 @@ public final class AudioPlayer: Sendable {
     @discardableResult
     public func play() -> Bool { start(at: nil) }
 
+    /// Plays, for a play the app asked for earlier, when the process's session had begun
+    /// `interruptions` interruptions (a queue's item that opened since): if one has begun
+    /// since and holds the session, the player waits for its end instead of taking over.
+    func play(askedAfter interruptions: UInt64?) -> Bool { start(at: nil, askedAfter: interruptions) }
+
     /// Plays when ``deviceCurrentTime`` reaches `time`: players given the same time start
     /// on the same sample frame.
     @discardableResult
     public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
 
-    private func start(at time: TimeInterval?) -> Bool {
+    private func start(at time: TimeInterval?, askedAfter interruptions: UInt64? = nil) -> Bool {
         if let session = joinedSession.withLock({ $0 }) ?? AudioSession.connected.withLock({ $0 }), session.isConnected {
             joinedSession.withLock { $0 = session }
-            if !session.playerWillStart(self) {
+            if !session.playerWillStart(self, askedAfter: interruptions) {
                 // Interrupted: the player waits for the interruption to end.
                 sessionObserver.withLock { $0 }?(.paused(.interrupted))
                 return false

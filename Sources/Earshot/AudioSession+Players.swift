@@ -122,7 +122,14 @@ extension AudioSession {
     /// session activates again first (a user's play takes over, as on iOS), and the player
     /// starts only if that activation stands (it does not while the screen is locked for
     /// an ambient session); otherwise it waits for the interruption to end.
-    func playerWillStart(_ player: AudioPlayer) -> Bool {
+    ///
+    /// `askedAfter`: for a start the app asked for earlier (a queue's item that opened
+    /// since), how many interruptions had begun then. If the interruption that holds the
+    /// session now began after that, the player waits for its end, as a player that was
+    /// playing when it began does: the app's play came before it, and does not take over.
+    /// (`earshot play`'s first item, opened while a user pressed play on another app that
+    /// the start had interrupted, took the sound back from it.)
+    func playerWillStart(_ player: AudioPlayer, askedAfter interruptions: UInt64? = nil) -> Bool {
         let id = ObjectIdentifier(player)
         let (interrupted, activate) = state.withLock { s -> (Bool?, Bool) in
             s.players[id] = WeakPlayer(player: player)
@@ -131,6 +138,10 @@ extension AudioSession {
             if s.resumingPlayers.remove(id) != nil, s.interrupted {
                 s.pausedByInterruption.insert(id)
                 s.resumeOwed = true
+                return (nil, false)
+            }
+            if s.interrupted, let interruptions, s.interruptions != interruptions {
+                s.pausedByInterruption.insert(id)
                 return (nil, false)
             }
             s.pausedByInterruption.remove(id)

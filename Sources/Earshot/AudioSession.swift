@@ -194,6 +194,10 @@ public final class AudioSession: Sendable {
     public var secondaryAudioShouldBeSilencedHint: Bool { state.withLock { $0.secondaryHint } }
     /// Whether the session is interrupted now.
     public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+
+    /// How many interruptions have begun in this session so far (see
+    /// ``playerWillStart(_:askedAfter:)``).
+    var interruptionsBegun: UInt64 { state.withLock { $0.interruptions } }
     /// The gain the arbiter applies while another session ducks this one (1 when not ducked).
     public var duckGain: Double { state.withLock { $0.duckGain } }
 

@@ -73,6 +73,10 @@ public final class QueuePlayer: Sendable {
         var repeatMode: RepeatMode = .off
         var shuffleMode: ShuffleMode = .off
         var wantsToPlay = false
+        /// How many interruptions the process's session had begun when ``play()`` was called
+        /// (nil: no session then): an item opened after a later interruption began starts as
+        /// a player playing then would have been left, paused until that interruption ends.
+        var playIntent: UInt64?
         var nowPlaying: NowPlayingInfoCenter?
         /// Keeps the engine's `media.name` on that center's title (see `connect`).
         var titleFollower: ObservationToken?
@@ -349,8 +353,10 @@ public final class QueuePlayer: Sendable {
     /// Plays the current item (loading it when needed), then the next ones, gaplessly.
     public func play() {
         openPendingItem()
+        let intent = AudioSession.connected.withLock { $0 }?.interruptionsBegun
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
+            s.playIntent = intent
             s.suspended = false
             s.atItemEnd = false
             return s.player
@@ -608,15 +614,15 @@ public final class QueuePlayer: Sendable {
         player.positionObserver.withLock { $0 = { [weak self] in self?.publish() } }
         watch(player, item: item)
         watchStream(of: player)
-        let play = state.withLock { s -> Bool? in
+        let play = state.withLock { s -> (Bool, UInt64?)? in
             guard s.moves == move else { return nil }
             s.player = player
             if s.pending?.move == move { s.pending = nil }
-            return s.wantsToPlay
+            return (s.wantsToPlay, s.playIntent)
         }
-        guard let play else { return }
+        guard let (play, intent) = play else { return }
         if play {
-            let started = player.play()
+            let started = player.play(askedAfter: intent)
             state.withLock { $0.lastError = started ? nil : player.lastError }
         } else {
             player.prepareToPlay()

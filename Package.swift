@@ -45,9 +45,6 @@ let package = Package(
         // headers are in the default include path, so the module map alone suffices.
         .systemLibrary(name: "CPulse"),
 
-        // The command's global executor: Swift tasks on libdispatch's overcommit queue, which
-        // no 1 s pool monitor watches (see its header). Only the `earshot` command installs it.
-        .target(name: "CGlobalExecutor"),
         // The few system services every layer uses: the monotonic clock and named threads.
         .target(name: "Platform"),
         // libpulse's threaded mainloop and a context on it (make, connect, wait until ready, release),
@@ -71,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "Earshot", "Arbiter", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "CGlobalExecutor",
+                "Earshot", "Arbiter", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

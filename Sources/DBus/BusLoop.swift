@@ -283,6 +283,13 @@ final class BusLoop: @unchecked Sendable {
         for job in leftover { job() }
         dispatchAll()
         disconnectHandler()
+        // No thread is the bus thread from here on. glibc reuses an ended thread's
+        // descriptor, and so its `pthread_t`, for the next thread it starts: left set, the id
+        // made such a thread pass `isOnBusThread`, and `perform` ran its job inline on the
+        // connection released below (`earshot play`'s flush after its bus went away, on a
+        // task thread started since: a lock of a freed mutex, glibc's assertion in
+        // `__pthread_tpp_change_priority`).
+        threadID.store(0, ordering: .releasing)
         // Releases the callback contexts (each holds a reference to self).
         dbus_connection_unref(connection)
     }

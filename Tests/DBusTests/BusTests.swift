@@ -283,6 +283,48 @@ struct BusTests {
         try await eventually("bus threads to end", timeout: 5) { try threads() <= before + 2 }
     }
 
+    /// glibc reuses an ended thread's descriptor, and so its `pthread_t`, for the next thread
+    /// it starts with the same stack size. A closed connection kept its bus thread's id, so such
+    /// a thread passed for the bus thread, and work it asked for ran at once on the released
+    /// libdbus connection (a crash in `earshot play`, glibc's `__pthread_tpp_change_priority`
+    /// assertion, once tasks ran on threads started after its bus was gone).
+    @Test("a closed connection refuses work asked from threads started after its bus thread ended")
+    func closedConnectionRefusesLaterThreads() async throws {
+        let bus = try PrivateBus()
+        let connection = try DBusConnection(.address(bus.address))
+        connection.close()
+        try await eventually("close") { !connection.isConnected }
+        try await Task.sleep(for: .milliseconds(100))  // the bus thread returns and ends
+        final class Attempt: @unchecked Sendable {  // written by one thread, read after its join
+            let connection: DBusConnection
+            var refused = false
+            init(_ connection: DBusConnection) { self.connection = connection }
+        }
+        var refusals = 0
+        for _ in 0..<20 {
+            let attempt = Attempt(connection)
+            var thread = pthread_t()
+            let context = Unmanaged.passRetained(attempt).toOpaque()
+            // Default attributes, as the bus thread's: the size whose stacks glibc reuses.
+            let started = pthread_create(&thread, nil, { argument in
+                let attempt = Unmanaged<Attempt>.fromOpaque(argument!).takeRetainedValue()
+                do {
+                    let ping = try DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                          interface: "org.freedesktop.DBus.Peer", method: "Ping")
+                    ping.setNoReply()
+                    try attempt.connection.send(ping)
+                } catch {
+                    attempt.refused = true
+                }
+                return nil
+            }, context)
+            try #require(started == 0)
+            pthread_join(thread, nil)
+            if attempt.refused { refusals += 1 }
+        }
+        #expect(refusals == 20, "a send on the closed connection was taken \(20 - refusals) times of 20")
+    }
+
     @Test("a missing bus is a clear error")
     func missingBus() {
         #expect(throws: DBusError.self) { try DBusConnection(.address("unix:path=/nonexistent/bus")) }

@@ -72,7 +72,7 @@ extension AudioEngine {
                 // (Heard at the last write that had a delay: a floor under it. None since the
                 // output was taken, as when a long buffer's first write is all there was: a
                 // missing delay is not "nothing buffered", which put a paused position at the
-                // end of the 2 s written instead of the 0.5 s heard.)
+                // end of what was written instead of at what was heard.)
                 let heardAtLastWrite = state.lastDelay.map { Double(state.framesWritten - Int64($0)) } ?? 0
                 publishClock(frames: max(heard, heardAtLastWrite), at: MonotonicClock.seconds())
                 let error: AudioEngineError

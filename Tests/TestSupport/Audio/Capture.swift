@@ -134,7 +134,8 @@ public final class Capture: Sendable {
     /// recorded (at most `drain` seconds), as ``stop(drain:)`` does. What the file held at
     /// the call lags what was played by the capture's latency (its fragments, and on a
     /// loaded machine the scheduling of `parec`), so a tail read at once could end before
-    /// a sound that had started (a CI run: a resumed player's last 0.3 s read as silence).
+    /// a sound that had started. (`quickResumeByUser`'s silent tail, which this was first
+    /// taken for, turned out to be the player itself: see `playerWillStart(_:askedAfter:)`.)
     public func snapshot(drain: Double = 1) async throws -> CapturedAudio {
         guard state.value.watchdog != nil, !state.value.stopped else {
             throw TestFailure("Capture.snapshot() without a running capture")

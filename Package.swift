@@ -45,6 +45,9 @@ let package = Package(
         // headers are in the default include path, so the module map alone suffices.
         .systemLibrary(name: "CPulse"),
 
+        // The command's global executor: Swift tasks on libdispatch's overcommit queue, which
+        // no 1 s pool monitor watches (see its header). Only the `earshot` command installs it.
+        .target(name: "CGlobalExecutor"),
         // The few system services every layer uses: the monotonic clock and named threads.
         .target(name: "Platform"),
         // libpulse's threaded mainloop and a context on it (make, connect, wait until ready, release),
@@ -68,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "Earshot", "Arbiter", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform",
+                "Earshot", "Arbiter", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "CGlobalExecutor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

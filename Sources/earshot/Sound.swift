@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import AudioEngine
 import Platform
+internal import CGlobalExecutor
 
 /// `earshot sound`: plays a system sound and waits for it to end.
 struct Sound: AsyncParsableCommand {
@@ -112,6 +113,8 @@ extension Sound {
 extension EarshotCommand {
     /// The entry point: ArgumentParser's, after ``Sound/playCachedBeforeParsing(_:)``.
     static func main() async {
+        // Before any task: an idle earshot wakes for nothing then (CGlobalExecutor.h).
+        _ = earshot_run_tasks_on_overcommit_queue()
         if let status = await Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
         await main(nil)
     }

@@ -6,13 +6,13 @@ import TestSupport
 /// kernel counts them: voluntary plus involuntary context switches summed over the
 /// process's threads (`/proc/PID/task/*/status`), over a window after start-up has settled.
 ///
-/// The floor is libdispatch's, not Earshot's: on Linux, once a pool thread has run, its
-/// workqueue monitor (a 1 s timer on the manager thread) wakes the process once a second
-/// for good, so an idle Swift process that ever ran a task wakes once a second. Measured
-/// over 10 s that floor reads 1.1 to 1.2 wakeups a second (a tick, and now and then one
-/// more switch with it): the daemon and publish limits below sit just above it, at 1.5, over
-/// a window long enough that one extra switch cannot tip a count that is at the floor. Before
-/// this work the same processes woke 120 to 280 times a second.
+/// There is no floor under Earshot's own: libdispatch's workqueue monitor (a 1 s timer on its
+/// manager thread, started by the first worker of a non-overcommit queue and never stopped)
+/// woke every Swift process that had run a task once a second, and `earshot` runs its tasks
+/// on the overcommit queue, which it does not watch (CGlobalExecutor). The daemon and publish
+/// limits, 0.5 a second over a 6 s window, are three switches: one monitor tick a second
+/// would be six. Before this work the same processes woke 120 to 280 times a second, and
+/// once a second with the default executor.
 ///
 /// In the session pass (it plays audio, and a quiet machine keeps the counts honest).
 @Suite("quiet when idle: wakeups of idle Earshot processes")
@@ -55,7 +55,7 @@ struct SessionIdleWakeupTests {
         return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    @Test("earshot daemon, serving no session, wakes no more than libdispatch's once a second")
+    @Test("earshot daemon, serving no session, sleeps: at most 0.5 wakeups a second")
     func idleDaemon() async throws {
         let world = try await SessionWorld(keepAwake: false)
         let daemon = try Child(Paths.earshot, ["daemon"], environment: world.environment)
@@ -63,10 +63,10 @@ struct SessionIdleWakeupTests {
         try await daemon.waitForOutput("serving org.earshot.AudioSession as ")
         try await Self.settle()
         let rate = try await Self.wakeupsPerSecond(daemon)
-        #expect(rate <= 1.5, "earshot daemon woke \(rate) times a second while idle")
+        #expect(rate <= 0.5, "earshot daemon woke \(rate) times a second while idle")
     }
 
-    @Test("earshot publish, its title running with nothing asking, wakes no more than libdispatch's once a second")
+    @Test("earshot publish, its title running with nothing asking, sleeps: at most 0.5 wakeups a second")
     func idlePublish() async throws {
         let world = try await SessionWorld(keepAwake: false)
         let publish = try Child(Paths.earshot, ["publish", "--name", "idlepublish", "--length", "600"], environment: world.environment)
@@ -74,10 +74,10 @@ struct SessionIdleWakeupTests {
         try await publish.waitForOutput("published org.mpris.MediaPlayer2.idlepublish")
         try await Self.settle()
         let rate = try await Self.wakeupsPerSecond(publish)
-        #expect(rate <= 1.5, "earshot publish woke \(rate) times a second while idle")
+        #expect(rate <= 0.5, "earshot publish woke \(rate) times a second while idle")
     }
 
-    @Test("earshot play, paused, its output not a terminal, wakes at most twice a second")
+    @Test("earshot play, paused, its output not a terminal, wakes at most once a second (issue 8 allows twice)")
     func pausedPlay() async throws {
         let world = try await SessionWorld()
         let player = try world.play("idleplay", side: .left, duration: 30)
@@ -90,6 +90,6 @@ struct SessionIdleWakeupTests {
         // the pool threads that start-up used.
         try await Self.settle()
         let rate = try await Self.wakeupsPerSecond(player.process)
-        #expect(rate <= 2, "a paused earshot play woke \(rate) times a second")
+        #expect(rate <= 1, "a paused earshot play woke \(rate) times a second")
     }
 }

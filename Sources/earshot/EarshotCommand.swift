@@ -6,7 +6,6 @@ import MPRIS
 import Glibc
 #endif
 
-@main
 struct EarshotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "earshot",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Earshot
 import FoundationEssentials
 import Glibc
+import Dispatch
 import AudioEngine
 import Platform
 internal import CGlobalExecutor
@@ -44,8 +45,13 @@ struct Sound: AsyncParsableCommand {
         // A theme sound plays from the sound server's sample cache where a server answers:
         // the engine (its stream and threads) is not made at all.
         if !isFile, device == nil {
+            let done = QuitSignal()
             do {
-                if try await Sound.playCached(sound, theme: theme) { return }
+                if let cached = try Sound.startCached(sound, theme: theme, whenDone: { done.fire() }) {
+                    await done.wait()
+                    Sound.sayPlayed(sound, cached)
+                    return
+                }
             } catch {
                 fail("earshot sound: \(error)")
             }
@@ -82,40 +88,57 @@ extension Sound {
             || FileManager.default.fileExists(atPath: argument)
     }
 
-    /// Plays the theme sound `name` from the sound server's sample cache, waits for its end
-    /// and says so; false (having played nothing) when the cache cannot play it (no server
-    /// answers, or the sound is not found). The one path of a cached play, for ``run()`` and
-    /// ``playCachedBeforeParsing(_:)``.
-    static func playCached(_ name: String, theme: String) async throws -> Bool {
-        guard let found = try SystemSound(cachedNamed: name, theme: SoundTheme(name: theme), identity: identity) else { return false }
-        let done = QuitSignal()
-        try found.play { done.fire() }
-        await done.wait()
-        say("played \(name) (\(found.path), \(found.duration.fixed(2)) s)")
-        return true
+    /// Starts the theme sound `name` from the sound server's sample cache; `done` runs after
+    /// its last frame is heard. Nil, having played nothing, when the cache cannot play it (no
+    /// server answers, or the sound is not found). The one start of a cached play, for
+    /// ``run()`` and ``playCachedBeforeParsing(_:)``, which wait for `done` each in its own way.
+    static func startCached(_ name: String, theme: String, whenDone done: @escaping @Sendable () -> Void) throws -> SystemSound? {
+        guard let found = try SystemSound(cachedNamed: name, theme: SoundTheme(name: theme), identity: identity) else { return nil }
+        try found.play(completion: done)
+        return found
+    }
+
+    /// The line a played sound ends with.
+    static func sayPlayed(_ name: String, _ sound: SystemSound) {
+        say("played \(name) (\(sound.path), \(sound.duration.fixed(2)) s)")
     }
 
     /// `earshot sound NAME` and nothing else, for a theme sound the server's sample cache can
-    /// play: played before the command line is parsed (ArgumentParser's parse of the command
-    /// tree, reflection and its protocol-conformance scans of the static binary, took about
-    /// 2 ms of the command's start). Returns the exit status, or nil for every other command
-    /// line and every sound the cache cannot play: ArgumentParser then runs as always.
-    static func playCachedBeforeParsing(_ arguments: [String]) async -> Int32? {
+    /// play: played on the main thread before anything else runs, and waited for there.
+    /// Returns the exit status, or nil for every other command line and every sound the cache
+    /// cannot play: ArgumentParser then runs as always.
+    ///
+    /// Two costs of the start are skipped so: ArgumentParser's parse of the command tree
+    /// (reflection and its protocol-conformance scans of the static binary, about 2 ms), and
+    /// the start of an async `main`, whose first job runs only once libdispatch has handed
+    /// the main queue to a new worker thread of its pool.
+    static func playCachedBeforeParsing(_ arguments: [String]) -> Int32? {
         guard arguments.count == 3, arguments[1] == "sound" else { return nil }
         let name = arguments[2]
         // Options and files go the parsed way (`run()`).
         guard !name.hasPrefix("-"), !namesFile(name) else { return nil }
-        guard (try? await playCached(name, theme: "freedesktop")) == true else { return nil }
+        let done = DispatchSemaphore(value: 0)
+        guard let cached = try? startCached(name, theme: "freedesktop", whenDone: { done.signal() }) else { return nil }
+        done.wait()
+        sayPlayed(name, cached)
         return 0
     }
 }
 
-extension EarshotCommand {
-    /// The entry point: ArgumentParser's, after ``Sound/playCachedBeforeParsing(_:)``.
-    static func main() async {
+/// The process's entry point: synchronous, so that ``Sound/playCachedBeforeParsing(_:)``
+/// plays on the main thread at once. Every other command line goes to ArgumentParser's
+/// async `main` in a task, on the executor installed first.
+@main
+enum Entry {
+    static func main() {
+        if let status = Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
         // Before any task: an idle earshot wakes for nothing then (CGlobalExecutor.h).
         _ = earshot_run_tasks_on_overcommit_queue()
-        if let status = await Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
-        await main(nil)
+        Task {
+            await EarshotCommand.main(nil)
+            Glibc.exit(0)
+        }
+        // Parks the main thread; the task above, and every later one, runs on the pool.
+        dispatchMain()
     }
 }

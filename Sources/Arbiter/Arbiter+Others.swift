@@ -14,6 +14,11 @@ struct ObservedPlayer: Sendable {
     /// second would otherwise interrupt and release sessions as often).
     var lastApplied: UInt64 = 0
     var throttled = false
+    /// The statuses it took since the last ``Arbiter/reconcileOthers()``, each once, in
+    /// order. A burst inside one throttle window that ends where it began (Playing, then
+    /// Paused as the arbiter asked, then Playing because the user pressed play) would
+    /// otherwise reach the policy as no change at all, and the user's play would be lost.
+    var heldSinceReconcile: [ForeignPlaybackStatus] = []
     /// Its process, once the bus said (-1: the bus could not say).
     var pid: Int64?
     /// Its `PlaybackStatus`, once it said (by `GetAll` or `PropertiesChanged`).
@@ -172,7 +177,10 @@ extension Arbiter {
         let differs = state.withLock { s -> Bool in
             guard var player = s.players[sender] else { return false }
             let before = (player.status, player.canPause)
-            if let status { player.status = status }
+            if let status, status != player.status {
+                player.status = status
+                if !player.heldSinceReconcile.contains(status) { player.heldSinceReconcile.append(status) }
+            }
             if let canPause { player.canPause = canPause }
             player.signals &+= 1
             s.players[sender] = player
@@ -228,8 +236,9 @@ extension Arbiter {
     /// Brings the policy's view of other apps in line with what was observed: players and
     /// sound of processes without an Earshot session (nor owned by a session's connection).
     func reconcileOthers() {
-        let (ready, policy, players, streams, processes, peers) = state.withLock {
-            ($0.othersReady, $0.policy, $0.players, $0.streams, $0.processes, $0.earshotPeers)
+        let (ready, policy, players, streams, processes, peers) = state.withLock { s in
+            defer { for owner in s.players.keys { s.players[owner]?.heldSinceReconcile = [] } }
+            return (s.othersReady, s.policy, s.players, s.streams, s.processes, s.earshotPeers)
         }
         guard ready else { return }
         let earshot = Set(policy.sessions.keys.compactMap { processes[$0] } + peers.values).filter { $0 > 0 }
@@ -240,7 +249,12 @@ extension Arbiter {
                   let status = player.status else { continue }
             present.insert(owner)
             let known = policy.foreignPlayers[owner]
-            if known?.pid != pid || known?.status != status || known?.canPause != player.canPause {
+            // Back where the policy last saw it, after another status in between: that one
+            // first (at most one; the throttle bounds how often).
+            if let known, known.status == status, let between = player.heldSinceReconcile.first(where: { $0 != status }) {
+                events.append(.foreignPlayer(player: owner, pid: pid, status: between, canPause: player.canPause))
+                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause))
+            } else if known?.pid != pid || known?.status != status || known?.canPause != player.canPause {
                 events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause))
             }
         }
@@ -286,6 +300,7 @@ extension Arbiter {
                 let changed = self.state.withLock { s -> Bool in
                     guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
                     observed.status = status
+                    if !observed.heldSinceReconcile.contains(status) { observed.heldSinceReconcile.append(status) }
                     s.players[player] = observed
                     return true
                 }

@@ -68,4 +68,42 @@ struct ArbiterThrottleTests {
         await clock.advance(by: .nanoseconds(1))
         #expect(status() == .stopped, "the last of the burst, once")
     }
+
+    @Test("a burst that ends where it began (Paused, Playing) reaches the policy at the window's end as both changes, in order")
+    func burstBackToStartIsNotLost() async throws {
+        let clock = ManualArbiterClock()
+        let bus = try PrivateBus()
+        let host = try DBusConnection(.address(bus.address))
+        var configuration = Arbiter.Configuration()
+        configuration.soundServer = .none
+        let arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock)
+        defer { arbiter.stop() }
+        let player = try await FakePlayer(bus)
+        let owner = player.connection.uniqueName
+        let seen = Locked<[ForeignPlaybackStatus]>([])
+        arbiter.eventObserver.withLock {
+            $0 = { event in
+                if case .foreignPlayer(let id, _, let status, _) = event, id == owner { seen.withLock { $0.append(status) } }
+            }
+        }
+        defer { arbiter.eventObserver.withLock { $0 = nil } }
+        func roundTrip() async throws {
+            _ = try await player.connection.call(destination: host.uniqueName, path: ArbiterName.path, interface: StandardInterface.properties,
+                                                 method: "Get", [.string(ArbiterName.interface), .string("Target")])
+        }
+        try await eventually("the player known as another app's, paused") { arbiter.policy.foreignPlayers[owner]?.status == .paused }
+        seen.withLock { $0 = [] }
+
+        try player.set("Playing")
+        try await roundTrip()
+        #expect(seen.value == [.playing], "the first change at once")
+        // The arbiter's pause, seen, then the user's play, inside the window.
+        try player.set("Paused")
+        try player.set("Playing")
+        try await roundTrip()
+        #expect(seen.value == [.playing], "the rest of the burst waits for the window")
+        await clock.advance(by: Arbiter.statusThrottle)
+        try await roundTrip()
+        #expect(seen.value == [.playing, .paused, .playing], "the pause in between, then the play")
+    }
 }

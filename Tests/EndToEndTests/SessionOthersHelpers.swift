@@ -82,7 +82,9 @@ final class ForeignPlayerProcess: Sendable {
                 return now == status
             }
         } catch {
-            throw TestFailure("mpv did not say \(status) within \(timeout) s; it says \(last.value ?? "nothing")")
+            // What the arbiter made of it (players, sessions, who paused whom), for the failure.
+            let arbiter = (try? await world.earshot("status"))?.output ?? "earshot status failed"
+            throw TestFailure("mpv did not say \(status) within \(timeout) s; it says \(last.value ?? "nothing"); earshot status:\n\(arbiter)")
         }
         return .now - start
     }

@@ -149,14 +149,47 @@ public final class Child: Sendable {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
     }
 
-    /// Waits for exit; kills with SIGKILL and throws after `timeout` seconds.
+    /// What each thread of process `pid` is doing, for a failure that says it did not exit:
+    /// name, state and kernel wait channel (`/proc/PID/task/*`), then gdb's backtraces of
+    /// every thread where gdb is installed (CI may not have it; the kernel's part is there
+    /// anyway).
+    static func threadReport(_ pid: Int32) -> String {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var lines = tasks.sorted().map { tid -> String in
+            func read(_ name: String) -> String {
+                ((try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/\(name)", encoding: .utf8)) ?? "?")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let state = read("stat").split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
+            return "  \(tid) \(read("comm")) state \(state) in \(read("wchan"))"
+        }
+        if let gdb = ["/usr/bin/gdb", "/usr/local/bin/gdb"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+            let debugger = Process()
+            // coreutils' timeout: a gdb that cannot attach must not hang the test.
+            debugger.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            debugger.arguments = ["10", gdb, "-p", "\(pid)", "-batch", "-nx", "-ex", "thread apply all bt 10"]
+            let output = Pipe()
+            debugger.standardOutput = output
+            debugger.standardError = FileHandle.nullDevice
+            if (try? launch(debugger)) != nil {
+                let text = output.fileHandleForReading.readDataToEndOfFile()
+                debugger.waitUntilExit()
+                lines.append(String(decoding: text, as: UTF8.self))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Waits for exit; kills with SIGKILL and throws after `timeout` seconds. The failure
+    /// says what each of its threads was doing (``threadReport(_:)``).
     @discardableResult
     public func wait(timeout: Double = 15) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             if Date() > deadline {
+                let threads = Child.threadReport(process.processIdentifier)
                 kill(SIGKILL)
-                throw TestFailure("\(process.executableURL?.lastPathComponent ?? "child") did not exit within \(timeout) s; output: \(stdout) \(stderr)")
+                throw TestFailure("\(process.executableURL?.lastPathComponent ?? "child") did not exit within \(timeout) s; output: \(stdout) \(stderr)\nits threads:\n\(threads)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }

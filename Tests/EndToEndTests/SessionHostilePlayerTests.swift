@@ -26,7 +26,10 @@ struct SessionHostilePlayerTests {
             try await FakePlayer(world, .vanishesOnPause), try await FakePlayer(world, .floods),
         ]
         let mpv = try await world.mpv()
-        let music = try world.play("music", side: .left, duration: 3)
+        // Long enough to still play when "other" starts below, after the pauses and the 20
+        // round trips: with 3 s, a loaded machine (a busy loop beside the suites) let it end
+        // first, and no interruption came.
+        let music = try world.play("music", side: .left, duration: 8)
         let paused = try await mpv.waitFor("Paused", timeout: 5)
         // Every fake was told to pause: the held and fled calls did not stop the others.
         for fake in fakes {

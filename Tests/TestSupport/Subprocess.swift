@@ -142,17 +142,33 @@ public final class Child: Sendable {
         return out.text
     }
     public var stderr: String { err.text }
-    public var isRunning: Bool { process.isRunning }
+    /// Whether it still runs, as the kernel says: Foundation's `Process.isRunning` stays true
+    /// until Foundation has reaped the child, which can lag its exit by a minute (``exitStatus``).
+    public var isRunning: Bool { process.isRunning && exitStatus == nil }
+
+    /// How it ended, once it has, as Foundation's `terminationStatus` says it (the exit code,
+    /// or the signal's number); nil while it runs.
+    ///
+    /// Read from the kernel with `waitid(…, WNOWAIT)`, which leaves the child to be reaped
+    /// by Foundation. Foundation learns of an exit from the end of a socket the child
+    /// inherits, and waits for it with a blocking `waitpid` on one manager thread. Seen in
+    /// the session suites under load:
+    /// - that thread blocked in `waitpid` for a child that still ran;
+    /// - an `earshot play` that had exited stayed unreaped for over 40 s, the thread idle
+    ///   (its socket's end never came).
+    /// Every child's exit then looked like a hang.
+    public var exitStatus: Int32? {
+        if !process.isRunning { return process.terminationStatus }
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
+              info._sifields._sigchld.si_pid == process.processIdentifier else { return nil }
+        // The exit code (CLD_EXITED), or the signal's number (CLD_KILLED, CLD_DUMPED).
+        return info._sifields._sigchld.si_status
+    }
 
     /// Sends a signal (SIGTERM by default).
     public func kill(_ signal: Int32 = SIGTERM) {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
-    }
-
-    /// Whether process `pid` has exited and waits to be reaped (state Z in `/proc/PID/stat`).
-    static func isZombie(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
     }
 
     /// What each thread of process `pid` is doing, for a failure that says it did not exit:
@@ -169,41 +185,51 @@ public final class Child: Sendable {
             let state = read("stat").split(separator: ")").last?.split(separator: " ").first.map(String.init) ?? "?"
             return "  \(tid) \(read("comm")) state \(state) in \(read("wchan"))"
         }
-        // Seen under load (pactl, earshot play): the child had exited, and Foundation's
-        // manager thread had not reaped it for 10 s. That is the harness's wait, not the child.
-        if lines.count == 1, lines[0].contains(" state Z ") {
-            lines.append("  (a zombie: it exited, and Foundation's Process has not reaped it yet)")
+        // A zombie is waited for no longer (``exitStatus``); should one be reported, the test
+        // process's threads say why Foundation has not reaped it.
+        let zombie = lines.count == 1 && lines[0].contains(" state Z ")
+        if zombie {
+            lines.append("  (a zombie: it exited, and Foundation's Process has not reaped it yet; where the test process waits:)")
         }
-        if let gdb = ["/usr/bin/gdb", "/usr/local/bin/gdb"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-            let debugger = Process()
-            // coreutils' timeout: a gdb that cannot attach must not hang the test.
-            debugger.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            debugger.arguments = ["10", gdb, "-p", "\(pid)", "-batch", "-nx", "-ex", "thread apply all bt 10"]
-            let output = Pipe()
-            debugger.standardOutput = output
-            debugger.standardError = FileHandle.nullDevice
-            if (try? launch(debugger)) != nil {
-                let text = output.fileHandleForReading.readDataToEndOfFile()
-                debugger.waitUntilExit()
-                lines.append(String(decoding: text, as: UTF8.self))
-            }
+        // A zombie's own stack is gone; the test process's (Foundation's manager thread,
+        // which reaps children) is what says why it is not reaped.
+        let traces = backtraces(of: zombie ? getpid() : pid)
+        lines.append(traces)
+        // The children the test process waits for (`wait4 (pid=N`), by command line.
+        for match in traces.matches(of: /wait4 \(pid=([0-9]+)/) {
+            let waited = String(match.1)
+            let command = (try? String(contentsOfFile: "/proc/\(waited)/cmdline", encoding: .utf8))?
+                .replacingOccurrences(of: "\0", with: " ") ?? "gone"
+            lines.append("  the test process waits for \(waited): \(command)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// gdb's backtraces of every thread of `pid`, where gdb is installed (CI may not have
+    /// it); empty otherwise.
+    static func backtraces(of pid: Int32) -> String {
+        guard let gdb = ["/usr/bin/gdb", "/usr/local/bin/gdb"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return "" }
+        let debugger = Process()
+        // coreutils' timeout: a gdb that cannot attach must not hang the test.
+        debugger.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        debugger.arguments = ["10", gdb, "-p", "\(pid)", "-batch", "-nx", "-ex", "thread apply all bt 10"]
+        let output = Pipe()
+        debugger.standardOutput = output
+        debugger.standardError = FileHandle.nullDevice
+        guard (try? launch(debugger)) != nil else { return "" }
+        // Its output ends when it does. Not `waitUntilExit()`: that waits for Foundation's
+        // manager thread, which may be the very thing stuck.
+        let text = output.fileHandleForReading.readDataToEndOfFile()
+        keepUntilExit(debugger)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Waits for exit; kills with SIGKILL and throws after `timeout` seconds. The failure
     /// says what each of its threads was doing (``threadReport(_:)``).
     @discardableResult
     public func wait(timeout: Double = 15) async throws -> Int32 {
-        var deadline = Date().addingTimeInterval(timeout)
-        var zombieGrace = true
-        while process.isRunning {
-            if Date() > deadline, zombieGrace, Child.isZombie(process.processIdentifier) {
-                // It did exit in time; Foundation's manager thread has yet to reap it (it
-                // took over 10 s under load). Its status comes with the reaping: wait for it.
-                zombieGrace = false
-                deadline = Date().addingTimeInterval(30)
-            }
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning {
             if Date() > deadline {
                 let threads = Child.threadReport(process.processIdentifier)
                 kill(SIGKILL)
@@ -217,7 +243,7 @@ public final class Child: Sendable {
         while !(out.isFinished && err.isFinished), Date() < drained {
             try await Task.sleep(for: .milliseconds(2))
         }
-        return process.terminationStatus
+        return exitStatus ?? process.terminationStatus
     }
 
     /// Waits until standard output contains `text`; throws after `timeout` seconds.

@@ -75,6 +75,31 @@ public func launch(_ process: Process) throws {
     try launchLock.withLock { try process.run() }
 }
 
+/// How `process`'s child ended, as Foundation's `terminationStatus` says it (the exit code,
+/// or the signal's number); with `waiting`, blocks until it ends, else nil while it runs.
+///
+/// Read from the kernel with `waitid(…, WNOWAIT)`, which leaves the child for Foundation to
+/// reap (see ``Child/exitStatus``). Where Foundation has reaped it meanwhile (`ECHILD`), its
+/// own status follows at once: `terminationStatus` traps until then.
+func exitStatus(of process: Process, waiting: Bool) -> Int32? {
+    let pid = process.processIdentifier
+    while true {
+        if !process.isRunning { return process.terminationStatus }
+        var info = siginfo_t()
+        let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | (waiting ? 0 : WNOHANG))
+        if result == -1, errno == EINTR { continue }
+        if result == -1 {
+            // Reaped by Foundation, which is about to say so.
+            usleep(100)
+            continue
+        }
+        // WNOHANG and still running: no child reported.
+        guard info._sifields._sigchld.si_pid == pid else { return nil }
+        // The exit code (CLD_EXITED), or the signal's number (CLD_KILLED, CLD_DUMPED).
+        return info._sifields._sigchld.si_status
+    }
+}
+
 /// Runs a command to completion (killing it after `timeout` seconds).
 public func run(
     _ executable: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 15
@@ -157,14 +182,7 @@ public final class Child: Sendable {
     /// - an `earshot play` that had exited stayed unreaped for over 40 s, the thread idle
     ///   (its socket's end never came).
     /// Every child's exit then looked like a hang.
-    public var exitStatus: Int32? {
-        if !process.isRunning { return process.terminationStatus }
-        var info = siginfo_t()
-        guard waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOHANG | WNOWAIT) == 0,
-              info._sifields._sigchld.si_pid == process.processIdentifier else { return nil }
-        // The exit code (CLD_EXITED), or the signal's number (CLD_KILLED, CLD_DUMPED).
-        return info._sifields._sigchld.si_status
-    }
+    public var exitStatus: Int32? { TestSupport.exitStatus(of: process, waiting: false) }
 
     /// Sends a signal (SIGTERM by default).
     public func kill(_ signal: Int32 = SIGTERM) {
@@ -243,7 +261,7 @@ public final class Child: Sendable {
         while !(out.isFinished && err.isFinished), Date() < drained {
             try await Task.sleep(for: .milliseconds(2))
         }
-        return exitStatus ?? process.terminationStatus
+        return TestSupport.exitStatus(of: process, waiting: true) ?? 0  // never nil when waiting
     }
 
     /// Waits until standard output contains `text`; throws after `timeout` seconds.

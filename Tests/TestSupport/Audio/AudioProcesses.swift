@@ -34,10 +34,12 @@ public func runSync(
         _ = group.wait(timeout: .now() + 2)
         throw TestFailure("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) s")
     }
-    while process.isRunning { usleep(200) }
-    release(process)
+    // From the kernel: Foundation's reaping can lag the exit by a minute (`Child.exitStatus`).
+    // Its pipes have ended, so it has exited or is about to.
+    let status = exitStatus(of: process, waiting: true) ?? 0  // never nil when waiting
+    keepUntilExit(process)
     return CommandResult(
-        status: process.terminationStatus,
+        status: status,
         stdout: String(decoding: out.value, as: UTF8.self),
         stderr: String(decoding: err.value, as: UTF8.self))
 }

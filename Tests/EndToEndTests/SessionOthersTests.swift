@@ -68,12 +68,21 @@ struct SessionOthersTests {
         try await music.waitUntilPlaying()
         // earshot status lists mpv, paused by earshot play's session.
         let musicID = try await music.uniqueName()
-        let status = try await world.earshot("status")
         let mpvID = try await mpv.uniqueName()
-        let row = try #require(status.output.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }, "\(status.output)")
+        // The arbiter hears mpv's Paused after mpv says it to the test (a status change can
+        // wait out the 50 ms throttle window): read until it shows, at most 2 s. A fresh-clone
+        // CI run read "Playing, paused by" the session right after mpv said Paused.
+        let latest = Locked("")
+        try? await sessionPoll("earshot status to show mpv Paused", timeout: 2) {
+            let output = try await world.earshot("status").output
+            latest.withLock { $0 = output }
+            return output.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }?.contains("Paused") == true
+        }
+        let status = latest.value
+        let row = try #require(status.split(separator: "\n").first { $0.hasPrefix(mpvID + " ") }, "\(status)")
         #expect(row.contains(" mpv ") && row.contains(" \(mpv.child.pid) ") && row.contains("Paused") && row.contains("paused by \(musicID)"),
-                "\(status.output)")
-        #expect(!row.contains("sounding"), "a paused mpv corks its stream: \(status.output)")
+                "\(status)")
+        #expect(!row.contains("sounding"), "a paused mpv corks its stream: \(status)")
         music.kill()
         let resumed = try await mpv.waitFor("Playing")
         sessionReport("mpv Playing \(Self.milliseconds(resumed)) ms after SIGKILL")

@@ -23,6 +23,10 @@ struct ObservedPlayer: Sendable {
     var pid: Int64?
     /// Its `PlaybackStatus`, once it said (by `GetAll` or `PropertiesChanged`).
     var status: ForeignPlaybackStatus?
+    /// The policy's ``SessionPolicy/activations`` when ``status`` was observed: the status
+    /// reaches the policy later (after the player's process is known, or at the end of a
+    /// throttle window), and a session that activated meanwhile found the player so.
+    var statusSeenAt: UInt64 = 0
     var canPause = true
 }
 
@@ -141,6 +145,9 @@ extension Arbiter {
             let pid = try? await connection.call(
                 destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
                 method: "GetConnectionUnixProcessID", [.string(owner)], timeout: Arbiter.foreignCallTimeout).first?.int64
+            // The answer is the player's status as of this moment or later; a change after
+            // it would come as PropertiesChanged before the answer.
+            guard let seenAt = self?.state.withLock({ $0.policy.activations }) else { return }
             let all = try? await connection.call(
                 destination: owner, path: Arbiter.mprisPath, interface: StandardInterface.properties,
                 method: "GetAll", [.string(Arbiter.mprisPlayerInterface)], timeout: Arbiter.foreignCallTimeout
@@ -151,7 +158,10 @@ extension Arbiter {
                     guard var player = s.players[owner] else { return false }
                     player.pid = pid ?? -1
                     // A PropertiesChanged that came meanwhile is newer than this answer.
-                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) { player.status = status }
+                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) {
+                        player.status = status
+                        player.statusSeenAt = seenAt
+                    }
                     if let canPause = all?["CanPause"]?.unwrapped.bool { player.canPause = canPause }
                     s.players[owner] = player
                     return true
@@ -179,6 +189,7 @@ extension Arbiter {
             let before = (player.status, player.canPause)
             if let status, status != player.status {
                 player.status = status
+                player.statusSeenAt = s.policy.activations
                 if !player.heldSinceReconcile.contains(status) { player.heldSinceReconcile.append(status) }
             }
             if let canPause { player.canPause = canPause }
@@ -252,10 +263,13 @@ extension Arbiter {
             // Back where the policy last saw it, after another status in between: that one
             // first (at most one; the throttle bounds how often).
             if let known, known.status == status, let between = player.heldSinceReconcile.first(where: { $0 != status }) {
-                events.append(.foreignPlayer(player: owner, pid: pid, status: between, canPause: player.canPause))
-                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause))
+                events.append(.foreignPlayer(player: owner, pid: pid, status: between, canPause: player.canPause,
+                                             seenAt: player.statusSeenAt))
+                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause,
+                                             seenAt: player.statusSeenAt))
             } else if known?.pid != pid || known?.status != status || known?.canPause != player.canPause {
-                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause))
+                events.append(.foreignPlayer(player: owner, pid: pid, status: status, canPause: player.canPause,
+                                             seenAt: player.statusSeenAt))
             }
         }
         for owner in policy.foreignPlayers.keys.sorted() where !present.contains(owner) {
@@ -290,7 +304,7 @@ extension Arbiter {
         Task { [weak self] in
             guard (try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
                                               method: method, [], timeout: Arbiter.foreignCallTimeout)) != nil else { return }
-            let before = self?.state.withLock { $0.players[player]?.signals }
+            let (before, seenAt) = self?.state.withLock { ($0.players[player]?.signals, $0.policy.activations) } ?? (nil, 0)
             let value = try? await connection.call(
                 destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
                 [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
@@ -300,6 +314,7 @@ extension Arbiter {
                 let changed = self.state.withLock { s -> Bool in
                     guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
                     observed.status = status
+                    observed.statusSeenAt = seenAt
                     if !observed.heldSinceReconcile.contains(status) { observed.heldSinceReconcile.append(status) }
                     s.players[player] = observed
                     return true

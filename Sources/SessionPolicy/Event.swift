@@ -44,7 +44,14 @@ extension SessionPolicy {
         /// Another app's MPRIS player appeared, or said something new (its
         /// `PlaybackStatus` or `CanPause`). `player` is the unique name owning its MPRIS
         /// name; `pid` its process (which has no Earshot session).
-        case foreignPlayer(player: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool)
+        ///
+        /// `seenAt` is ``SessionPolicy/activations`` when the status was observed, if the
+        /// event reaches the policy later than that (the player's process and status are
+        /// asked for after its name appears; a burst waits out a throttle window). A
+        /// session activated after that moment found the player already playing: it
+        /// pauses the player (as ``activate(_:)`` would have) instead of being
+        /// interrupted by it. `nil`: observed now.
+        case foreignPlayer(player: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool, seenAt: UInt64? = nil)
         /// Another app's player left the bus.
         case foreignPlayerVanished(player: String)
         /// Another app's process started or stopped sounding (a playback stream running,

@@ -53,6 +53,9 @@ public struct Session: Sendable, Hashable, Identifiable {
     public let registeredTick: UInt64
     /// Arrival order of its last sound start: breaks ties between equal ticks.
     var soundSequence: UInt64 = 0
+    /// The value of ``SessionPolicy/activations`` that its last activation (or category
+    /// change while active) took: orders it against what the arbiter saw of other apps.
+    var activation: UInt64 = 0
 
     init(id: SessionID, appName: String, registeredTick: UInt64) {
         self.id = id

@@ -10,6 +10,7 @@ extension SessionPolicy {
         if isSilenced(id) { return silence(id) }
         var decisions = [endOwnInterruption(id)].compactMap { $0 }
         sessions[id]?.isActive = true
+        countActivation(of: id)
         decisions += interruptOthers(for: id)
         decisions += pauseForeignPlayers(for: id)
         return decisions
@@ -39,6 +40,7 @@ extension SessionPolicy {
         decisions += liftInterruptionsNoLongerCaused(by: id)
         decisions += liftInterruptionsNoLongerSuffered(by: id)
         if sessions[id]?.isActive == true {
+            countActivation(of: id)
             decisions += interruptOthers(for: id)
             decisions += pauseForeignPlayers(for: id)
         }
@@ -57,6 +59,12 @@ extension SessionPolicy {
         sessions[id]?.isResuming = false
         let told: [Decision] = session.isActive ? [.deactivated(id)] : []
         return told + liftInterruptions(causedBy: id, resume: .ifWasPlaying) + releaseForeignPlayers(of: id, resume: true)
+    }
+
+    /// Stamps `id` with the next ``activations`` count.
+    private mutating func countActivation(of id: SessionID) {
+        activations += 1
+        sessions[id]?.activation = activations
     }
 
     /// The active sessions `id` interrupts, interrupted.

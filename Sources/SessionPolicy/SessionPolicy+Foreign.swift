@@ -2,11 +2,14 @@ extension SessionPolicy {
     /// A player appeared or changed. Its status changes are the user's (or its app's)
     /// unless it is the status the arbiter asked for:
     /// - starting to play interrupts every active non-mixable session (reason
-    ///   `otherApp`) and makes the player forget who paused it;
+    ///   `otherApp`) and makes the player forget who paused it. A session activated
+    ///   after the status was seen (`seenAt`) found the player playing: the first of
+    ///   them pauses it, as its activation would have, and none is interrupted by it;
     /// - any other change away from what the arbiter asked for means the user touched
     ///   it: it is no longer remembered as paused by a session;
     /// - stopping playing ends the interruptions it caused, without `shouldResume`.
-    mutating func updateForeignPlayer(_ id: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool) -> [Decision] {
+    mutating func updateForeignPlayer(_ id: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool,
+                                      seenAt: UInt64? = nil) -> [Decision] {
         let previous = foreignPlayers[id]
         var player = previous ?? ForeignPlayer(id: id, pid: pid, status: status, canPause: canPause)
         player.pid = pid
@@ -25,8 +28,13 @@ extension SessionPolicy {
                 player.pausedBy = nil
                 foreignPlayers[id] = player
                 if status == .playing {
-                    let victims = ids { $0.isActive && !$0.isMixable }
+                    let foundItPlaying = { (session: Session) in seenAt.map { session.activation > $0 } ?? false }
+                    let victims = ids { $0.isActive && !$0.isMixable && !foundItPlaying($0) }
                     decisions += victims.compactMap { interrupt($0, because: .otherApp(player: id)) }
+                    let holders = sessions.values.filter { $0.isActive && !$0.isMixable && foundItPlaying($0) }
+                    if let first = holders.min(by: { $0.activation < $1.activation }) {
+                        decisions += [pauseForeignPlayer(id, for: first.id)].compactMap { $0 }
+                    }
                 }
             }
             if previous?.status == .playing, status != .playing {
@@ -74,18 +82,20 @@ extension SessionPolicy {
     /// about to, after the arbiter's `Play`) is paused, or stopped if it cannot pause, and
     /// remembered as paused by `id`.
     mutating func pauseForeignPlayers(for id: SessionID) -> [Decision] {
-        guard configuration.pausesOthers, let session = sessions[id], session.isActive, !session.isMixable else { return [] }
-        var decisions: [Decision] = []
-        for key in foreignPlayers.keys.sorted() {
-            guard var player = foreignPlayers[key] else { continue }
-            let playing = player.expected == .playing || (player.expected == nil && player.status == .playing)
-            guard playing else { continue }
-            player.pausedBy = id
-            player.expected = player.canPause ? .paused : .stopped
-            foreignPlayers[key] = player
-            decisions.append(.pauseForeign(player: key, stop: !player.canPause))
-        }
-        return decisions
+        foreignPlayers.keys.sorted().compactMap { pauseForeignPlayer($0, for: id) }
+    }
+
+    /// Player `key`, if it plays (or is about to), paused for session `id` as
+    /// ``pauseForeignPlayers(for:)`` says.
+    private mutating func pauseForeignPlayer(_ key: String, for id: SessionID) -> Decision? {
+        guard configuration.pausesOthers, let session = sessions[id], session.isActive, !session.isMixable,
+              var player = foreignPlayers[key] else { return nil }
+        let playing = player.expected == .playing || (player.expected == nil && player.status == .playing)
+        guard playing else { return nil }
+        player.pausedBy = id
+        player.expected = player.canPause ? .paused : .stopped
+        foreignPlayers[key] = player
+        return .pauseForeign(player: key, stop: !player.canPause)
     }
 
     /// Session `id` lets go of the players it paused: with `resume`, each one still as

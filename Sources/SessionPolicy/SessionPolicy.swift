@@ -87,6 +87,11 @@ public struct SessionPolicy: Sendable, Equatable {
     public internal(set) var target: RemoteTarget?
     /// Counts sound starts, to order equal ticks by arrival.
     var soundStarts: UInt64 = 0
+    /// Counts activations (and category changes of active sessions), the moments at
+    /// which a session pauses the other apps' players that play. The arbiter stamps each
+    /// status it observes of another app's player with this count (``Event/foreignPlayer(player:pid:status:canPause:seenAt:)``),
+    /// so that a status that reaches the policy late is still ordered against them.
+    public internal(set) var activations: UInt64 = 0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -169,8 +174,8 @@ public struct SessionPolicy: Sendable, Equatable {
             restoreInterruption(id, reason: reason, wasPlaying: wasPlaying)
         case let .silenceTimeout(id):
             silenceTimedOut(id)
-        case let .foreignPlayer(player, pid, status, canPause):
-            updateForeignPlayer(player, pid: pid, status: status, canPause: canPause)
+        case let .foreignPlayer(player, pid, status, canPause, seenAt):
+            updateForeignPlayer(player, pid: pid, status: status, canPause: canPause, seenAt: seenAt)
         case let .foreignPlayerVanished(player):
             removeForeignPlayer(player)
         case let .foreignSound(pid, sounding, tick):

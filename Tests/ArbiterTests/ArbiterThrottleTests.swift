@@ -83,7 +83,7 @@ struct ArbiterThrottleTests {
         let seen = Locked<[ForeignPlaybackStatus]>([])
         arbiter.eventObserver.withLock {
             $0 = { event in
-                if case .foreignPlayer(let id, _, let status, _) = event, id == owner { seen.withLock { $0.append(status) } }
+                if case .foreignPlayer(let id, _, let status, _, _) = event, id == owner { seen.withLock { $0.append(status) } }
             }
         }
         defer { arbiter.eventObserver.withLock { $0 = nil } }

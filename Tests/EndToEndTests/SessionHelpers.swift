@@ -364,7 +364,9 @@ final class SessionPlayer: Sendable {
         do {
             try await sessionPoll("\(app) to print \(what)", timeout: timeout, interval: 0.01) { self.lines.contains(where: predicate) }
         } catch {
-            throw TestFailure("\(app) did not print \(what) within \(timeout) s; it printed \(lines), stderr: “\(process.stderr)”")
+            // What the arbiter made of the others (players, sessions, who paused whom).
+            let arbiter = (try? await world.earshot("status"))?.output ?? "earshot status failed"
+            throw TestFailure("\(app) did not print \(what) within \(timeout) s; it printed \(lines), stderr: “\(process.stderr)”; earshot status:\n\(arbiter)")
         }
         return .now
     }

@@ -52,6 +52,28 @@ struct SessionHostilePlayerTests {
         daemon.kill(SIGKILL)
     }
 
+    /// The arbiter learns a new player's status by asking it; a session that activates
+    /// before the answer comes found the player already playing, and pauses it as if the
+    /// answer had come first. Before the arbiter ordered the late answer against the
+    /// activation, the player counted as starting to play after it, and interrupted the
+    /// session (CI saw this with mpv on a loaded machine: an `--others observe` session
+    /// interrupted, a session that did not pause mpv).
+    @Test("a player that answers the arbiter late, after earshot play activated, is paused by it and played again at its end; earshot play is never interrupted")
+    func lateAnswerCountsFromTheQuestion() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let slow = try await FakePlayer(world, .answersLate)
+        let music = try world.play("music", side: .left, duration: 3)
+        try await music.waitForSession("active") { $0.active }
+        slow.answer()
+        try await sessionPoll("the slow player to be told to pause") { slow.pauses.value == 1 }
+        #expect(slow.answeredWhenTold.value, "earshot play took longer than \(FakePlayer.lateAnswerLimit) s to activate: the late answer was not tested")
+        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
+        try await sessionPoll("the slow player to be told to play again") { slow.plays.value == 1 }
+        #expect(!music.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
+        daemon.kill(SIGKILL)
+    }
+
     /// The policy's rules keep the session paused after the first flip ends its interruption
     /// (without shouldResume); the throttle bounds what the arbiter does for the rest.
     @Test("a player flipping its status 1,000 times a second interrupts earshot play once, the interruption ends, and the arbiter answers within 1 s throughout")

@@ -112,11 +112,25 @@ final class FakePlayer: Sendable {
         /// Answers, and flips its status between Playing and Paused 1,000 times a second
         /// from the start (ending Paused when stopped).
         case flipsStatus
+        /// Plays, and answers its first `PlaybackStatus` read (the arbiter's `GetAll`) only
+        /// when ``answer()`` is called (at most ``lateAnswerLimit`` late), as a busy app
+        /// does; then pauses and plays as told, and says so.
+        case answersLate
     }
+
+    /// How long an ``Behaviour/answersLate`` player holds its first answer at most: below
+    /// the arbiter's 2 s wait for another app's player, so the answer still counts.
+    static let lateAnswerLimit: Double = 1.8
 
     let connection: DBusConnection
     let behaviour: Behaviour
     let pauses = Locked(0)
+    /// How often it was told `Play`.
+    let plays = Locked(0)
+    /// Whether ``answer()`` released its first answer (not its limit).
+    let answeredWhenTold = Locked(false)
+    private let firstAnswer = DispatchSemaphore(value: 0)
+    private let holdsFirstAnswer = Locked(true)
     private let held = Locked<[DBusMethodCall]>([])
     private let flooding = Locked<Task<Void, Never>?>(nil)
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
@@ -124,10 +138,20 @@ final class FakePlayer: Sendable {
     init(_ world: SessionWorld, _ behaviour: Behaviour) async throws {
         connection = try DBusConnection(.address(world.bus.address))
         self.behaviour = behaviour
-        let (pauses, held, connection) = (self.pauses, self.held, self.connection)
+        let (pauses, plays, held, connection) = (self.pauses, self.plays, self.held, self.connection)
+        let (firstAnswer, holdsFirstAnswer, answeredWhenTold) = (self.firstAnswer, self.holdsFirstAnswer, self.answeredWhenTold)
+        let status = Locked("Playing")
+        let object = Locked<DBusExportedObject?>(nil)
+        @Sendable func say(_ value: String) {
+            status.withLock { $0 = value }
+            try? object.value?.emitPropertiesChanged(interface: Self.playerInterface, changed: ["PlaybackStatus": .string(value)])
+        }
         let pause: @Sendable (DBusMethodCall) throws -> [DBusValue] = { call in
             pauses.withLock { $0 += 1 }
             switch behaviour {
+            case .answersLate:
+                say(call.message.member == "Stop" ? "Stopped" : "Paused")
+                return []
             case .holdsPause:
                 held.withLock { $0.append(call) }
                 throw DBusMethodCall.replyLater
@@ -144,12 +168,29 @@ final class FakePlayer: Sendable {
         let player = DBusInterface(
             Self.playerInterface,
             methods: [DBusMethod("Pause", handler: pause), DBusMethod("Stop", handler: pause),
-                      DBusMethod("Play") { _ in [] }, DBusMethod("PlayPause") { _ in [] }],
-            properties: [DBusProperty("PlaybackStatus", .string) { .string("Playing") },
+                      DBusMethod("Play") { _ in
+                          plays.withLock { $0 += 1 }
+                          if behaviour == .answersLate { say("Playing") }
+                          return []
+                      },
+                      DBusMethod("PlayPause") { _ in [] }],
+            properties: [DBusProperty("PlaybackStatus", .string) {
+                             // Blocks this fake's own connection only, as a busy app's main loop would.
+                             let holds = behaviour == .answersLate && holdsFirstAnswer.withLock { held in
+                                 defer { held = false }
+                                 return held
+                             }
+                             if holds {
+                                 let told = firstAnswer.wait(timeout: .now() + Self.lateAnswerLimit) == .success
+                                 answeredWhenTold.withLock { $0 = told }
+                             }
+                             return .string(status.value)
+                         },
                          DBusProperty("CanPause", .boolean) { .boolean(true) },
                          DBusProperty("CanPlay", .boolean) { .boolean(true) }])
         let root = DBusInterface("org.mpris.MediaPlayer2", properties: [DBusProperty("Identity", .string) { .string("Fake \(behaviour)") }])
-        let object = try connection.export([root, player], at: "/org/mpris/MediaPlayer2")
+        let exported = try connection.export([root, player], at: "/org/mpris/MediaPlayer2")
+        object.withLock { $0 = exported }
         _ = try await connection.requestName("org.mpris.MediaPlayer2.fake\(behaviour.rawValue)")
         if behaviour == .floods || behaviour == .flipsStatus {
             let task = Task {
@@ -164,7 +205,7 @@ final class FakePlayer: Sendable {
                     for _ in 0..<11 {
                         n += 1
                         let status = behaviour == .flipsStatus && n % 2 == 0 ? "Paused" : "Playing"
-                        try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: [
+                        try? exported.emitPropertiesChanged(interface: Self.playerInterface, changed: [
                             "PlaybackStatus": .string(status),
                             "Metadata": .vardict(["xesam:title": .string("flood \(n)")]),
                         ])
@@ -172,11 +213,17 @@ final class FakePlayer: Sendable {
                     try? await Task.sleep(for: .milliseconds(10))
                 }
                 if behaviour == .flipsStatus {
-                    try? object.emitPropertiesChanged(interface: Self.playerInterface, changed: ["PlaybackStatus": .string("Paused")])
+                    try? exported.emitPropertiesChanged(interface: Self.playerInterface, changed: ["PlaybackStatus": .string("Paused")])
                 }
             }
             flooding.withLock { $0 = task }
         }
+    }
+
+    /// Lets an ``Behaviour/answersLate`` player answer the read it holds (later reads are
+    /// answered at once).
+    func answer() {
+        firstAnswer.signal()
     }
 
     /// Stops the flood (a status-flipping player says Paused last).

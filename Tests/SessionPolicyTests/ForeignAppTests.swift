@@ -12,8 +12,8 @@ extension SessionPolicy {
     /// Another app's player with `status`.
     @discardableResult
     mutating func foreign(_ status: ForeignPlaybackStatus, player: String = mpv, pid: Int64 = mpvProcess,
-                          canPause: Bool = true) -> [Decision] {
-        apply(.foreignPlayer(player: player, pid: pid, status: status, canPause: canPause))
+                          canPause: Bool = true, seenAt: UInt64? = nil) -> [Decision] {
+        apply(.foreignPlayer(player: player, pid: pid, status: status, canPause: canPause, seenAt: seenAt))
     }
 }
 
@@ -141,6 +141,37 @@ struct ForeignInterruptionTests {
         #expect(policy[music]!.isInterrupted)
         #expect(policy.apply(.foreignProcessVanished(pid: mpvProcess)).interruptions
             == [.interruptionEnded(music, shouldResume: false)])
+    }
+
+    @Test func aPlayerSeenPlayingBeforeAnActivationButReportedAfterIsPausedNotAnInterrupter() {
+        var policy = SessionPolicy()
+        let seen = policy.activations  // the arbiter saw mpv play, then asked for its process
+        policy.add(music, .playback, playing: true)
+        let late = policy.foreign(.playing, seenAt: seen)
+        #expect(late.interruptions.isEmpty, "music activated after mpv played: \(late)")
+        #expect(late.foreign == [.pauseForeign(player: mpv, stop: false)])
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == music)
+        #expect(policy.foreign(.paused, seenAt: policy.activations).interruptions.isEmpty)
+        #expect(policy.apply(.deactivate(music, notifyOthers: true)).foreign == [.resumeForeign(player: mpv)])
+    }
+
+    @Test func observingAPlayerSeenPlayingBeforeAnActivationNeitherPausesItNorInterrupts() {
+        var policy = SessionPolicy(configuration: .init(pausesOthers: false))
+        let seen = policy.activations
+        policy.add(music, .playback, playing: true)
+        let late = policy.foreign(.playing, seenAt: seen)
+        #expect(late.interruptions.isEmpty && late.foreign.isEmpty, "\(late)")
+        #expect(policy[music]!.isActive)
+    }
+
+    @Test func aPlayerSeenStartingAfterAnActivationInterruptsItHoweverLateItIsReported() {
+        var policy = SessionPolicy()
+        policy.add(music, .playback, playing: true)
+        let seen = policy.activations
+        policy.add(game, .ambient, active: true)  // counts an activation, but mixes
+        let started = policy.foreign(.playing, seenAt: seen)
+        #expect(started.interruptions == [.interruptionBegan(music, reason: .otherApp(player: mpv))])
+        #expect(started.foreign.isEmpty)
     }
 
     @Test func anInterruptedSessionActivatingAgainPausesThePlayer() {

@@ -19,7 +19,8 @@ struct ForeignEventGenerator {
         case 0..<6:
             return .foreignPlayer(player: player.id, pid: player.pid,
                                   status: ForeignPlaybackStatus.allCases.randomElement(using: &sessions.random)!,
-                                  canPause: Int.random(in: 0..<5, using: &sessions.random) != 0)
+                                  canPause: Int.random(in: 0..<5, using: &sessions.random) != 0,
+                                  seenAt: Bool.random(using: &sessions.random) ? UInt64.random(in: 0...60, using: &sessions.random) : nil)
         case 6..<9:
             return .foreignSound(pid: player.pid, sounding: Bool.random(using: &sessions.random), tick: sessions.nextTick())
         default:

@@ -32,78 +32,82 @@ struct ArbiterThrottleTests {
         }
     }
 
-    @Test("the first change reaches the policy at once; the last of a burst when the window ends, not a nanosecond before")
-    func statusChangesAreThrottled() async throws {
+    /// An arbiter on a test clock and a fake player, both on a private bus. The arbiter does
+    /// not take its name: its own process (this one, the player's too) would then queue for
+    /// the name, and a player of an Earshot process is not another app's.
+    struct Fixture {
         let clock = ManualArbiterClock()
-        // An arbiter that does not take its name: its own process (this one, the player's
-        // too) would then queue for the name, and a player of an Earshot process is not
-        // another app's.
-        let bus = try PrivateBus()
-        let host = try DBusConnection(.address(bus.address))
-        var configuration = Arbiter.Configuration()
-        configuration.soundServer = .none
-        let arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock)
-        defer { arbiter.stop() }
-        let player = try await FakePlayer(bus)
-        let owner = player.connection.uniqueName
-        @Sendable func status() -> ForeignPlaybackStatus? { arbiter.policy.foreignPlayers[owner]?.status }
+        /// Its dbus-daemon, which ends with it.
+        let bus: PrivateBus
+        let host: DBusConnection
+        let arbiter: Arbiter
+        let player: FakePlayer
+        var owner: String { player.connection.uniqueName }
+
+        init() async throws {
+            bus = try PrivateBus()
+            host = try DBusConnection(.address(bus.address))
+            var configuration = Arbiter.Configuration()
+            configuration.soundServer = .none
+            arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock)
+            player = try await FakePlayer(bus)
+        }
+
         /// A round trip from the player's connection through the arbiter: the bus delivers a
         /// connection's messages in order, so the arbiter has handled its signals.
         func roundTrip() async throws {
             _ = try await player.connection.call(destination: host.uniqueName, path: ArbiterName.path, interface: StandardInterface.properties,
                                                  method: "Get", [.string(ArbiterName.interface), .string("Target")])
         }
-        try await eventually("the player known as another app's, paused") { status() == .paused }
 
-        try player.set("Playing")
-        try await roundTrip()
-        #expect(status() == .playing, "the first change at once")
+        /// The player's status as the policy knows it.
+        func status() -> ForeignPlaybackStatus? { arbiter.policy.foreignPlayers[owner]?.status }
+    }
 
-        for value in ["Paused", "Playing", "Stopped"] { try player.set(value) }
-        try await roundTrip()
-        #expect(status() == .playing, "the rest of the burst waits for the window")
-        await clock.advance(by: Arbiter.statusThrottle - .nanoseconds(1))
-        try await roundTrip()
-        #expect(status() == .playing, "a nanosecond before the window ends")
-        await clock.advance(by: .nanoseconds(1))
-        #expect(status() == .stopped, "the last of the burst, once")
+    @Test("the first change reaches the policy at once; the last of a burst when the window ends, not a nanosecond before")
+    func statusChangesAreThrottled() async throws {
+        let f = try await Fixture()
+        defer { f.arbiter.stop() }
+        try await eventually("the player known as another app's, paused") { f.status() == .paused }
+
+        try f.player.set("Playing")
+        try await f.roundTrip()
+        #expect(f.status() == .playing, "the first change at once")
+
+        for value in ["Paused", "Playing", "Stopped"] { try f.player.set(value) }
+        try await f.roundTrip()
+        #expect(f.status() == .playing, "the rest of the burst waits for the window")
+        await f.clock.advance(by: Arbiter.statusThrottle - .nanoseconds(1))
+        try await f.roundTrip()
+        #expect(f.status() == .playing, "a nanosecond before the window ends")
+        await f.clock.advance(by: .nanoseconds(1))
+        #expect(f.status() == .stopped, "the last of the burst, once")
     }
 
     @Test("a burst that ends where it began (Paused, Playing) reaches the policy at the window's end as both changes, in order")
     func burstBackToStartIsNotLost() async throws {
-        let clock = ManualArbiterClock()
-        let bus = try PrivateBus()
-        let host = try DBusConnection(.address(bus.address))
-        var configuration = Arbiter.Configuration()
-        configuration.soundServer = .none
-        let arbiter = try Arbiter(connection: host, configuration: configuration, clock: clock)
-        defer { arbiter.stop() }
-        let player = try await FakePlayer(bus)
-        let owner = player.connection.uniqueName
+        let f = try await Fixture()
+        defer { f.arbiter.stop() }
         let seen = Locked<[ForeignPlaybackStatus]>([])
-        arbiter.eventObserver.withLock {
+        f.arbiter.eventObserver.withLock {
             $0 = { event in
-                if case .foreignPlayer(let id, _, let status, _, _) = event, id == owner { seen.withLock { $0.append(status) } }
+                if case .foreignPlayer(let id, _, let status, _, _) = event, id == f.owner { seen.withLock { $0.append(status) } }
             }
         }
-        defer { arbiter.eventObserver.withLock { $0 = nil } }
-        func roundTrip() async throws {
-            _ = try await player.connection.call(destination: host.uniqueName, path: ArbiterName.path, interface: StandardInterface.properties,
-                                                 method: "Get", [.string(ArbiterName.interface), .string("Target")])
-        }
-        try await eventually("the player known as another app's, paused") { arbiter.policy.foreignPlayers[owner]?.status == .paused }
+        defer { f.arbiter.eventObserver.withLock { $0 = nil } }
+        try await eventually("the player known as another app's, paused") { f.status() == .paused }
         seen.withLock { $0 = [] }
 
-        try player.set("Playing")
-        try await roundTrip()
+        try f.player.set("Playing")
+        try await f.roundTrip()
         #expect(seen.value == [.playing], "the first change at once")
         // The arbiter's pause, seen, then the user's play, inside the window.
-        try player.set("Paused")
-        try player.set("Playing")
-        try await roundTrip()
+        try f.player.set("Paused")
+        try f.player.set("Playing")
+        try await f.roundTrip()
         #expect(seen.value == [.playing], "the rest of the burst waits for the window")
-        await clock.advance(by: Arbiter.statusThrottle)
-        try await roundTrip()
+        await f.clock.advance(by: Arbiter.statusThrottle)
+        try await f.roundTrip()
         #expect(seen.value == [.playing, .paused, .playing], "the pause in between, then the play")
     }
 }

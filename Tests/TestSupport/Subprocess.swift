@@ -76,17 +76,27 @@ public func launch(_ process: Process) throws {
 }
 
 /// How `process`'s child ended, as Foundation's `terminationStatus` says it (the exit code,
-/// or the signal's number); with `waiting`, blocks until it ends, else nil while it runs.
+/// or the signal's number); nil while it runs.
 ///
 /// Read from the kernel with `waitid(…, WNOWAIT)`, which leaves the child for Foundation to
 /// reap (see ``Child/exitStatus``). Where Foundation has reaped it meanwhile (`ECHILD`), its
 /// own status follows at once: `terminationStatus` traps until then.
-func exitStatus(of process: Process, waiting: Bool) -> Int32? {
+func exitStatus(of process: Process) -> Int32? {
+    kernelExitStatus(of: process, flags: WNOHANG)
+}
+
+/// Blocks until `process`'s child ends; how it ended, as ``exitStatus(of:)`` says.
+func waitForExitStatus(of process: Process) -> Int32 {
+    // Without WNOHANG, waitid returns only once the child has exited.
+    kernelExitStatus(of: process, flags: 0)!
+}
+
+private func kernelExitStatus(of process: Process, flags: Int32) -> Int32? {
     let pid = process.processIdentifier
     while true {
         if !process.isRunning { return process.terminationStatus }
         var info = siginfo_t()
-        let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | (waiting ? 0 : WNOHANG))
+        let result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | flags)
         if result == -1, errno == EINTR { continue }
         if result == -1 {
             // Reaped by Foundation, which is about to say so.
@@ -171,18 +181,17 @@ public final class Child: Sendable {
     /// until Foundation has reaped the child, which can lag its exit by a minute (``exitStatus``).
     public var isRunning: Bool { process.isRunning && exitStatus == nil }
 
-    /// How it ended, once it has, as Foundation's `terminationStatus` says it (the exit code,
-    /// or the signal's number); nil while it runs.
+    /// How it ended, once it has (``TestSupport/exitStatus(of:)``, from the kernel); nil
+    /// while it runs.
     ///
-    /// Read from the kernel with `waitid(…, WNOWAIT)`, which leaves the child to be reaped
-    /// by Foundation. Foundation learns of an exit from the end of a socket the child
-    /// inherits, and waits for it with a blocking `waitpid` on one manager thread. Seen in
+    /// Not from Foundation alone: Foundation learns of an exit from the end of a socket the
+    /// child inherits, and waits for it with a blocking `waitpid` on one manager thread. Seen in
     /// the session suites under load:
     /// - that thread blocked in `waitpid` for a child that still ran;
     /// - an `earshot play` that had exited stayed unreaped for over 40 s, the thread idle
     ///   (its socket's end never came).
     /// Every child's exit then looked like a hang.
-    public var exitStatus: Int32? { TestSupport.exitStatus(of: process, waiting: false) }
+    public var exitStatus: Int32? { TestSupport.exitStatus(of: process) }
 
     /// Sends a signal (SIGTERM by default).
     public func kill(_ signal: Int32 = SIGTERM) {
@@ -261,7 +270,7 @@ public final class Child: Sendable {
         while !(out.isFinished && err.isFinished), Date() < drained {
             try await Task.sleep(for: .milliseconds(2))
         }
-        return TestSupport.exitStatus(of: process, waiting: true) ?? 0  // never nil when waiting
+        return waitForExitStatus(of: process)
     }
 
     /// Waits until standard output contains `text`; throws after `timeout` seconds.

@@ -36,7 +36,7 @@ public func runSync(
     }
     // From the kernel: Foundation's reaping can lag the exit by a minute (`Child.exitStatus`).
     // Its pipes have ended, so it has exited or is about to.
-    let status = exitStatus(of: process, waiting: true) ?? 0  // never nil when waiting
+    let status = waitForExitStatus(of: process)
     keepUntilExit(process)
     return CommandResult(
         status: status,

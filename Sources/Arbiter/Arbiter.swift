@@ -43,6 +43,10 @@ public final class Arbiter: Sendable {
         public var others: OthersPolicy = .pause
         /// Which sound server to follow for other apps' streams.
         public var soundServer: SoundServer = .standard
+        /// Called with every event the arbiter applies and what the policy decided, in the
+        /// order applied (`earshot daemon --trace`). It runs on the bus thread under the
+        /// arbiter's lock: it must not block (hand the line to a queue of its own).
+        public var eventLog: (@Sendable (SessionPolicy.Event, [SessionPolicy.Decision]) -> Void)?
         public init() {}
     }
 
@@ -221,6 +225,7 @@ public final class Arbiter: Sendable {
             observer?(event)
             let lockedBefore = s.policy.screenLocked
             let decisions = s.policy.apply(event)
+            configuration.eventLog?(event, decisions)
             return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy), s.policy.screenLocked != lockedBefore)
         }
         reconcileSilenceTimers(needTimers)

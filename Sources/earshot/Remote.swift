@@ -3,6 +3,7 @@ import ArgumentParser
 import Earshot
 import DBus
 import MPRIS
+import SessionPolicy
 import Dispatch
 import FoundationEssentials
 import Glibc
@@ -233,6 +234,11 @@ struct Daemon: AsyncParsableCommand {
                                valueName: "MODE"))
     var others: String?
 
+    @Flag(help: ArgumentHelp(
+        "Print to standard error each event the arbiter applies (a session registering or activating, another app's player or stream changing) and what it decided, one line each, with the seconds since start.",
+        discussion: "For finding out why a player was paused, resumed or interrupted. The lines are for people; their form may change."))
+    var trace = false
+
     func validate() throws {
         if let others, Arbiter.OthersPolicy(rawValue: others) == nil {
             throw ValidationError("--others must be pause, duck or observe, not “\(TerminalText.escaped(others))”")
@@ -249,6 +255,7 @@ struct Daemon: AsyncParsableCommand {
             connection = try DBusConnection(busOptions.bus)
             var configuration = Arbiter.Configuration.user()
             if let others, let mode = Arbiter.OthersPolicy(rawValue: others) { configuration.others = mode }
+            if trace { configuration.eventLog = Daemon.traceLine() }
             arbiter = try Arbiter(connection: connection, configuration: configuration)
             let reply = try await connection.requestName(ArbiterName.bus, flags: [.replaceExisting])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
@@ -273,5 +280,22 @@ struct Daemon: AsyncParsableCommand {
         }
         arbiter.stop()
         await connection.flush()
+    }
+
+    /// `--trace`'s log: each event and its decisions, written to standard error on a queue
+    /// of its own (the arbiter calls it on the bus thread, which must not wait on a pipe).
+    static func traceLine() -> @Sendable (SessionPolicy.Event, [SessionPolicy.Decision]) -> Void {
+        let queue = DispatchQueue(label: "earshot-trace")
+        let start = ContinuousClock.now
+        return { event, decisions in
+            let elapsed = (ContinuousClock.now - start).components
+            let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
+            let fraction = String(milliseconds % 1000)
+            let time = "+\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+            let outcome = decisions.isEmpty ? "nothing" : decisions.map { "\($0)" }.joined(separator: ", ")
+            // Swift's own rendering of the values, without the module's name on every type.
+            let line = "\(time)  \(event)  ->  \(outcome)".replacing("SessionPolicy.", with: "")
+            queue.async { note(line) }
+        }
     }
 }

@@ -139,6 +139,8 @@ final class SessionWorld: Sendable {
     /// so that the tests meet the same streams on every server.
     private let keepAwake: Child?
     private let pids = Locked<[String: Int32]>([:])
+    /// The `earshot daemon --trace` of ``daemon(_:)``, whose trace a failure prints.
+    let tracedDaemon = Locked<Child?>(nil)
     private let screenSavers = Locked<[String: ScreenSaverStandIn]>([:])
 
     init(keepAwake: Bool = true) async throws {
@@ -364,9 +366,8 @@ final class SessionPlayer: Sendable {
         do {
             try await sessionPoll("\(app) to print \(what)", timeout: timeout, interval: 0.01) { self.lines.contains(where: predicate) }
         } catch {
-            // What the arbiter made of the others (players, sessions, who paused whom).
-            let arbiter = (try? await world.earshot("status"))?.output ?? "earshot status failed"
-            throw TestFailure("\(app) did not print \(what) within \(timeout) s; it printed \(lines), stderr: “\(process.stderr)”; earshot status:\n\(arbiter)")
+            throw TestFailure("\(app) did not print \(what) within \(timeout) s; it printed \(lines), stderr: “\(process.stderr)”\n"
+                              + (await world.arbiterReport()))
         }
         return .now
     }

@@ -8,11 +8,24 @@ import TestSupport
 // arbiter), and fake MPRIS players that misbehave.
 
 extension SessionWorld {
-    /// Starts `earshot daemon` in this world and waits until it owns the arbiter's name.
+    /// Starts `earshot daemon --trace` in this world and waits until it owns the arbiter's
+    /// name. Its trace (every event the arbiter applied) goes into failures that print
+    /// ``arbiterReport()``.
     func daemon(_ extra: String...) async throws -> Child {
-        let daemon = try Child(Paths.earshot, ["daemon"] + extra, environment: environment)
+        let daemon = try Child(Paths.earshot, ["daemon", "--trace"] + extra, environment: environment)
+        tracedDaemon.withLock { $0 = daemon }
         try await daemon.waitForOutput("serving ")
         return daemon
+    }
+
+    /// For a failure: what the arbiter made of the others (`earshot status`: players,
+    /// sessions, who paused whom) and, with a daemon of ``daemon(_:)``, the last events it
+    /// applied.
+    func arbiterReport() async -> String {
+        let status = (try? await earshot("status"))?.output ?? "earshot status failed"
+        guard let daemon = tracedDaemon.value else { return "earshot status:\n\(status)" }
+        let trace = daemon.stderr.split(separator: "\n").suffix(60).joined(separator: "\n")
+        return "earshot status:\n\(status)\nthe daemon's last events (--trace):\n\(trace)"
     }
 
     /// Starts mpv (with mpv-mpris) playing a looped tone on `side`, and waits until it says
@@ -82,9 +95,7 @@ final class ForeignPlayerProcess: Sendable {
                 return now == status
             }
         } catch {
-            // What the arbiter made of it (players, sessions, who paused whom), for the failure.
-            let arbiter = (try? await world.earshot("status"))?.output ?? "earshot status failed"
-            throw TestFailure("mpv did not say \(status) within \(timeout) s; it says \(last.value ?? "nothing"); earshot status:\n\(arbiter)")
+            throw TestFailure("mpv did not say \(status) within \(timeout) s; it says \(last.value ?? "nothing")\n" + (await world.arbiterReport()))
         }
         return .now - start
     }

@@ -142,6 +142,23 @@ struct SessionOthersTests {
         daemon.kill(SIGKILL)
     }
 
+    @Test("earshot daemon --trace prints each event the arbiter applies with what it decided: a session's activation pausing mpv")
+    func traceSaysEventsAndDecisions() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()  // with --trace
+        let mpv = try await world.mpv()
+        let mpvID = try await mpv.uniqueName()
+        try await sessionPoll("mpv in the trace") { daemon.stderr.contains("foreignPlayer(player: \"\(mpvID)\"") }
+        try await world.registerClient(category: "playback", active: true)
+        let id = world.client.uniqueName
+        try await mpv.waitFor("Paused")
+        let lines = daemon.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("+") && $0.contains("  register(\(id), appName: \"observer\"") }, "\(daemon.stderr)")
+        #expect(lines.contains { $0.contains("  activate(\(id))  ->  ") && $0.contains("pauseForeign(player: \"\(mpvID)\", stop: false)") },
+                "\(daemon.stderr)")
+        daemon.kill(SIGKILL)
+    }
+
     @Test("the embedded arbiter reads others = observe from $XDG_CONFIG_HOME/earshot/arbiter.conf")
     func configurationFile() async throws {
         let world = try await SessionWorld()

@@ -58,7 +58,10 @@ extension Arbiter {
     /// register again resume, and what the arbiter kept about it goes.
     func connectionLeft(_ id: SessionID) {
         let wasSession = policy[id] != nil
-        handle(.vanished(id))
+        // Every connection that leaves comes here (a playerctl, a dbus-send); only a
+        // session's departure is an event of the policy (for others it is a rejection,
+        // which would only crowd --trace).
+        if wasSession { handle(.vanished(id)) }
         endPendingRestores(interruptedBy: id)
         state.withLock { s in
             s.processes[id] = nil

@@ -36,7 +36,23 @@ extension SessionWorld {
                               environment: environment)
         let player = ForeignPlayerProcess(child: child, name: "org.mpris.MediaPlayer2.mpv", world: self)
         try await sessionPoll("mpv to say Playing", timeout: 10) { try await player.status() == "Playing" }
+        // mpv-mpris answers Get with its new status before it signals the change: CI's
+        // --trace showed the arbiter hear mpv's Playing 55 ms after its stream started, and
+        // after a session the test had started in between, which mpv then rightly
+        // interrupted. "A session started after mpv plays" means after the arbiter knows.
+        // (With no arbiter yet, the one that starts asks mpv itself.)
+        if try await arbiterOwner() != nil {
+            let id = try await player.uniqueName()
+            try await sessionPoll("the arbiter to know mpv as Playing", timeout: 10) {
+                try await self.others().contains { $0["player"]?.string == id && $0["status"]?.string == "Playing" }
+            }
+        }
         return player
+    }
+
+    /// The arbiter's `Others`: one dictionary per other app's player or sounding process.
+    func others() async throws -> [[String: DBusValue]] {
+        (try await arbiterProperty("Others").elements ?? []).compactMap(\.stringKeyedDictionary)
     }
 
     /// Starts `earshot play --name APP FILE` with `XDG_CONFIG_HOME` set to `configHome`, so

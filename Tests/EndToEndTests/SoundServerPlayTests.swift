@@ -244,7 +244,9 @@ struct SoundServerPlayTests {
         // 10 ms bound on the Position against what was heard (a fresh-clone CI run found it
         // 0.2 ms short: the server's last timing is up to a timing update old when it dies),
         // and not past what the old server could have buffered.
-        #expect(after >= heardBefore - 0.010 && after <= before + 0.3, "Position \(after) s; \(before) s before the restart, \(heardBefore) s captured")
+        // (Its stderr says where the engine paused it: "paused at N ms".)
+        #expect(after >= heardBefore - 0.010 && after <= before + 0.3,
+                "Position \(after) s; \(before) s before the restart, \(heardBefore) s captured; earshot play said: \(player.process.stderr)")
         try await Task.sleep(for: .milliseconds(300))
         let (later, _) = try await Self.position(player, world)
         #expect(abs(later - after) < 0.002, "Position holds while paused: \(after) s, then \(later) s")

@@ -28,6 +28,14 @@ struct ObservedPlayer: Sendable {
     /// throttle window), and a session that activated meanwhile found the player so.
     var statusSeenAt: UInt64 = 0
     var canPause = true
+
+    /// It said `status` (a `GetAll` answer, a signal, or a read after a command), observed
+    /// when the policy had counted `seenAt` activations.
+    mutating func observe(_ status: ForeignPlaybackStatus, seenAt: UInt64) {
+        self.status = status
+        statusSeenAt = seenAt
+        if !heldSinceReconcile.contains(status) { heldSinceReconcile.append(status) }
+    }
 }
 
 /// The other apps: every MPRIS player on the bus (`NameOwnerChanged`, `PropertiesChanged`)
@@ -158,10 +166,7 @@ extension Arbiter {
                     guard var player = s.players[owner] else { return false }
                     player.pid = pid ?? -1
                     // A PropertiesChanged that came meanwhile is newer than this answer.
-                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) {
-                        player.status = status
-                        player.statusSeenAt = seenAt
-                    }
+                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) { player.observe(status, seenAt: seenAt) }
                     if let canPause = all?["CanPause"]?.unwrapped.bool { player.canPause = canPause }
                     s.players[owner] = player
                     return true
@@ -187,11 +192,7 @@ extension Arbiter {
         let differs = state.withLock { s -> Bool in
             guard var player = s.players[sender] else { return false }
             let before = (player.status, player.canPause)
-            if let status, status != player.status {
-                player.status = status
-                player.statusSeenAt = s.policy.activations
-                if !player.heldSinceReconcile.contains(status) { player.heldSinceReconcile.append(status) }
-            }
+            if let status, status != player.status { player.observe(status, seenAt: s.policy.activations) }
             if let canPause { player.canPause = canPause }
             player.signals &+= 1
             s.players[sender] = player
@@ -313,9 +314,7 @@ extension Arbiter {
                 guard let self else { return }
                 let changed = self.state.withLock { s -> Bool in
                     guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
-                    observed.status = status
-                    observed.statusSeenAt = seenAt
-                    if !observed.heldSinceReconcile.contains(status) { observed.heldSinceReconcile.append(status) }
+                    observed.observe(status, seenAt: seenAt)
                     s.players[player] = observed
                     return true
                 }

@@ -283,19 +283,22 @@ struct Daemon: AsyncParsableCommand {
     }
 
     /// `--trace`'s log: each event and its decisions, written to standard error on a queue
-    /// of its own (the arbiter calls it on the bus thread, which must not wait on a pipe).
+    /// of its own. The arbiter calls it on the bus thread under its lock: only the time is
+    /// taken there; the line is made and written on the queue (the bus thread must not wait
+    /// on a pipe).
     static func traceLine() -> @Sendable (SessionPolicy.Event, [SessionPolicy.Decision]) -> Void {
         let queue = DispatchQueue(label: "earshot-trace")
         let start = ContinuousClock.now
         return { event, decisions in
-            let elapsed = (ContinuousClock.now - start).components
-            let milliseconds = elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000
-            let fraction = String(milliseconds % 1000)
-            let time = "+\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
-            let outcome = decisions.isEmpty ? "nothing" : decisions.map { "\($0)" }.joined(separator: ", ")
-            // Swift's own rendering of the values, without the module's name on every type.
-            let line = "\(time)  \(event)  ->  \(outcome)".replacing("SessionPolicy.", with: "")
-            queue.async { note(line) }
+            let elapsed = ContinuousClock.now - start
+            queue.async {
+                let milliseconds = Int(elapsed / .milliseconds(1))
+                let fraction = String(milliseconds % 1000)
+                let time = "+\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+                let outcome = decisions.isEmpty ? "nothing" : decisions.map { "\($0)" }.joined(separator: ", ")
+                // Swift's own rendering of the values, without the module's name on every type.
+                note("\(time)  \(event)  ->  \(outcome)".replacing("SessionPolicy.", with: ""))
+            }
         }
     }
 }

@@ -102,8 +102,7 @@ extension Arbiter {
             guard s.othersReady, s.streamsKnown, !s.volumesStopped else { return ([], [], false) }
             let gain = s.policy.foreignStreamGain
             let earshot = Set(s.policy.sessions.keys.compactMap { s.processes[$0] } + s.earshotPeers.values).filter { $0 > 0 }
-            let me = connection.uniqueName
-            let peersBack = s.earshotPeers.keys.allSatisfy { $0 == me || s.policy[SessionID($0)] != nil }
+            let peersBack = s.earshotPeersRegistered(besides: connection.uniqueName)
             let holdAdopted = !peersBack && now < s.othersReadyTick + Arbiter.restoreWindow.wholeNanoseconds
             var read: [UInt32] = [], advance: [UInt32] = [], changed = false
             for (index, entry) in s.ducked.sorted(by: { $0.key < $1.key }) {
@@ -134,8 +133,7 @@ extension Arbiter {
         let (adoptions, pausesChanged) = state.withLock { s -> ([SessionPolicy.Event], Bool) in
             guard s.othersReady, !s.volumesStopped else { return ([], false) }
             var events: [SessionPolicy.Event] = []
-            let me = connection.uniqueName
-            let peersBack = s.earshotPeers.keys.allSatisfy { $0 == me || s.policy[SessionID($0)] != nil }
+            let peersBack = s.earshotPeersRegistered(besides: connection.uniqueName)
             let window = Arbiter.restoreWindow.wholeNanoseconds
             if peersBack || now >= s.othersReadyTick + window {
                 for (player, by) in s.adoptedPauses.sorted(by: { $0.key < $1.key }) {

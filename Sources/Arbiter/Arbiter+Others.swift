@@ -323,3 +323,16 @@ extension Arbiter {
         }
     }
 }
+
+extension Arbiter.State {
+    /// Whether every Earshot process that was queued for the arbiter's name when it
+    /// started has registered a session again (the arbiter's own connection, `me`, aside).
+    /// A process queues on a connection of its own and registers on another, so a queued
+    /// connection counts as back when a session of its process is registered.
+    func earshotPeersRegistered(besides me: String) -> Bool {
+        let registered = Set(policy.sessions.keys.compactMap { processes[$0] }.filter { $0 > 0 })
+        return earshotPeers.allSatisfy { name, pid in
+            name == me || policy[SessionID(name)] != nil || registered.contains(pid)
+        }
+    }
+}

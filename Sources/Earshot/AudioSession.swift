@@ -104,6 +104,9 @@ public final class AudioSession: Sendable {
         var preferredSampleRate: Double?
         var preferredIOBufferDuration: Double?
         var connection: DBusConnection?
+        /// The connection that queues for the arbiter's name and serves the arbiter while
+        /// this process hosts it.
+        var arbiterConnection: DBusConnection?
         var connecting: Task<DBusConnection, any Error>?
         var hosted: Arbiter?
         var registeredWith: String?

@@ -16,11 +16,13 @@ struct SessionHostingTests {
         let f = try await ArbiterFixture()
         let session = SessionModelTests.silentSession(f, "host")
         defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
-        // Queued for the arbiter's name behind the fixture's host, registered with its arbiter.
-        let connection = try await session.connection()
+        // Queued for the arbiter's name behind the fixture's host (on the connection the
+        // session keeps for that), registered with its arbiter.
+        try await session.connect()
+        let connection = try #require(session.arbiterConnection)
         #expect(try await f.host.nameQueue(ArbiterName.bus) == [f.host.uniqueName, connection.uniqueName])
-        // An object at the arbiter's path on the session's connection: the arbiter cannot
-        // be exported there when the name arrives.
+        // An object at the arbiter's path on that connection: the arbiter cannot be
+        // exported there when the name arrives.
         try connection.export([DBusInterface("org.example.Occupant")], at: ArbiterName.path)
 
         let watcher = try DBusConnection(.address(f.bus.address))

@@ -14,18 +14,18 @@ struct SessionArbiterHostTests {
     ) async throws -> (killedAt: Double, audio: CapturedAudio) {
         let hostID = try await host.uniqueName()
         let survivorID = try await survivor.uniqueName()
-        #expect(try await world.arbiterOwner() == hostID, "the first process started hosts the arbiter")
-        #expect(try await world.status().arbiter == hostID)
+        #expect(try await world.arbiterHost() == host.process.pid, "the first process started hosts the arbiter")
+        #expect(try await world.pid(of: world.status().arbiter) == host.process.pid)
 
         let killed = ContinuousClock.now
         host.kill()
         try await survivor.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
-        try await sessionPoll("the survivor to host the arbiter") { try await world.arbiterOwner() == survivorID }
+        try await sessionPoll("the survivor to host the arbiter") { try await world.arbiterHost() == survivor.process.pid }
         try await world.waitForSessions("only the survivor registered, playing") { sessions in
             sessions.map(\.id) == [survivorID] && sessions[0].producingSound
         }
         let status = try await world.status()
-        #expect(status.arbiter == survivorID, "\(status)")
+        #expect(try await world.pid(of: status.arbiter) == survivor.process.pid, "\(status)")
         #expect(status.rows.map(\.id) == [survivorID], "\(status)")
         let row = try #require(status.row(survivorID), "\(status)")
         #expect(row.state.contains("active") && row.state.contains("playing"), "\(status)")
@@ -110,7 +110,7 @@ struct SessionArbiterHostTests {
         try await game.waitUntilPlaying()
         let gameID = try await game.uniqueName()
         let status = try await world.status()
-        #expect(status.arbiter == gameID, "\(status)")
+        #expect(try await world.pid(of: status.arbiter) == game.process.pid, "\(status)")
         #expect(status.rows.map(\.id) == [gameID], "\(status)")
         #expect(status.row(gameID)?.state == ["target", "active", "playing"], "\(status)")
         try await settle(0.8)
@@ -143,7 +143,7 @@ struct SessionArbiterHostTests {
         try await podcasts.waitForSession("ducked") { $0.ducked }
         let podcastsID = try await podcasts.uniqueName()
         let navigationID = try await navigation.uniqueName()
-        #expect(try await world.arbiterOwner() == podcastsID)
+        #expect(try await world.arbiterHost() == podcasts.process.pid)
         let before = try await world.status()
 
         let daemon = try Child(Paths.earshot, ["daemon"], environment: world.environment)
@@ -191,7 +191,8 @@ struct SessionArbiterHostTests {
         }
         try await settle(0.3)
         let after = try await world.status()
-        #expect(after.arbiter != podcastsID && after.arbiter.hasPrefix(":"), "\(after)")
+        #expect(after.arbiter.hasPrefix(":"), "\(after)")
+        #expect(try await world.pid(of: after.arbiter) != podcasts.process.pid, "\(after)")
         #expect(after.target == gameID, "\(after)")
         #expect(after.row(gameID)?.state == ["target", "active", "playing"], "\(after)")
         #expect(after.row(podcastsID)?.state == ["interrupted"], "the podcast is still interrupted by the game: \(after)")

@@ -61,10 +61,11 @@ struct SessionBusThreadTests {
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
     }
 
-    /// How many bursts the test sends, each measured against idle calls just before it
-    /// (pooled, so that the p99 of either is not just its single worst call, and so that
-    /// the load of other tests running beside it falls on both alike). They alternate
-    /// `Next` and `Previous`, over a queue of 52 files.
+    /// How many bursts the test sends to each arbiter (the embedded one and the reference in
+    /// `earshot daemon`), each measured against idle calls just before it (pooled, so that
+    /// the p99 of either is not just its single worst call, and so that the load of other
+    /// tests running beside it falls on both alike). They alternate `Next` and `Previous`,
+    /// over a queue of 52 files.
     static let rounds = 20
     /// Calls in each pool a round (the busy pool gets more while a burst outlasts them): the
     /// pools are the same size, 400 calls, so that each p99 is its 4th slowest call. With 100
@@ -74,36 +75,49 @@ struct SessionBusThreadTests {
     /// where the idle pool's p99 passed over its own 29 ms and 66 ms stalls).
     static let callsPerRound = 20
 
-    /// The issue's target is 3×; this holds 5×. Measured here: 63–100× on the code that
-    /// opened files on the bus thread; then, with the bus thread only parsing, dispatching,
-    /// answering property reads and sending (the commands on a thread of their own, 5 nice
-    /// steps down), up to 4–5× (a fresh-clone CI run 3.80×; 17 traced runs median 1.92×,
-    /// highest 4.25×, with 4 rounds of 100 idle calls). Traced then: the p99 calls waited for
-    /// a core (not behind the burst on the host's one connection, which the arbiter shares
-    /// with the MPRIS player): the player's command thread and the engine's reader used
-    /// 0.65–0.71 s of CPU during the four bursts, which lasted 0.56–0.96 s on 2 cores. Where
-    /// the command thread's time went (perf, debug build): two thirds rebuilding the MPRIS
-    /// metadata of all 52 items at every change (now only when the items change), a third of
-    /// the rest zeroing each new voice's ring element by element (no longer zeroed), the rest
-    /// opening two files a call (the item and the one after it), whose first second of audio
-    /// the reader then decoded. Now a remote `Next` moves the queue at once and the queue's
-    /// opener thread opens the item current when it gets to it, so a burst opens a few items,
-    /// not 100: it is answered in 6–20 ms, and the host uses about 19 ms of CPU per burst
-    /// (perf, all processes, during the bursts and 30 ms after: command thread 5 ms, bus
-    /// thread 4, reader 3, opener 2; the test process 5, the bus daemon 2). What is left comes
-    /// while the burst's 50 messages are on their way: the slow calls are each round's first
-    /// one to three (not traced further: the test sending them, the daemon routing them, the
-    /// host's bus thread reading them, on 2 cores shared with other work).
-    /// Ratios with this test, on a loaded 2-core machine (other builds and tests beside it),
-    /// 2026-11-26: median 1.73, highest 3.66 (1 of 20 runs above 3); the code before, run
-    /// by the same test process interleaved: median 2.28, highest 5.69 (3 of 10 above 3).
-    /// The ratio is printed.
-    static let limit = 5.0
+    /// The issue's target is 3× the idle p99. On this 2-core machine it is also about where an
+    /// arbiter that shares nothing with the player lands: with the arbiter in `earshot daemon`
+    /// and the same bursts sent to the same player, four runs on 2026-11-27 read 3.15, 2.66,
+    /// 3.69 and 2.71, interleaved with four of the embedded host (then on the player's
+    /// connection) reading 2.28, 3.09, 2.63 and 3.03. What is left is the burst's own load (the test sending 50 messages, the bus
+    /// daemon routing them, the player carrying them out) on the cores the three processes of
+    /// each `GetAll` round trip need. So the test measures that reference in the same run, in
+    /// alternating phases, and holds the embedded arbiter to the issue's 3× or, where the
+    /// machine does not allow that to the reference either, to 1.5× the reference's ratio.
+    /// History: 63–100× on the code that opened files on the bus thread; then, with the bus
+    /// thread only parsing, dispatching, answering property reads and sending (the commands
+    /// on a thread of their own, 5 nice steps down), up to 4–5×; after a remote `Next` moved
+    /// the queue at once and an opener thread opened only the item current when it got to it
+    /// (a burst is answered in 6–20 ms, using about 19 ms of CPU in the host), CI read 2.0–3.9.
+    /// Then the embedded arbiter got a bus connection of its own, so that its calls no
+    /// longer wait behind the burst's 50 messages on the player's connection: its ratio over
+    /// the reference's went from a median of 1.46 (6 runs, 0.51–2.08) to 1.0 (8 runs,
+    /// 0.77–1.40).
+    static let target = 3.0
+    /// How far above the reference's ratio the embedded arbiter's may be, where the
+    /// reference misses ``target`` too.
+    static let overReference = 1.5
 
-    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 5× its idle p99 (issue 9's target is 3×); each burst takes effect in order")
+    /// Who serves the arbiter in a phase of the test.
+    enum Arbiter: String { case embedded = "the player (embedded)", daemon = "earshot daemon (reference)" }
+
+    /// The arbiter's `GetAll` round trips in one phase: idle, and while bursts run.
+    struct Pools {
+        var idle: [Double] = []
+        var busy: [Double] = []
+        var burstTimes: [Duration] = []
+        var ratio: Double { SessionBusThreadTests.percentile(busy, 0.99) / SessionBusThreadTests.percentile(idle, 0.99) }
+        var summary: String {
+            String(format: "idle p99 %.2f ms (%d calls), during the bursts %.2f ms (%d calls, max %.2f ms); ratio %.2f",
+                   SessionBusThreadTests.percentile(idle, 0.99), idle.count, SessionBusThreadTests.percentile(busy, 0.99),
+                   busy.count, busy.max() ?? 0, ratio)
+        }
+    }
+
+    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 3× its idle p99, or within 1.5× the ratio of an arbiter in earshot daemon under the same bursts; each burst takes effect in order")
     func nextBurstDoesNotStallTheArbiter() async throws {
         let world = try await SessionWorld()
-        let (burst, rounds) = (SessionBusThreadTests.burst, SessionBusThreadTests.rounds)
+        let burst = SessionBusThreadTests.burst
         let (folder, files) = try SessionBusThreadTests.largeFiles(count: burst + 2, seconds: 240)
         defer { try? FileManager.default.removeItem(at: folder) }
         // Started first, so that it hosts org.earshot.AudioSession.
@@ -112,67 +126,103 @@ struct SessionBusThreadTests {
                                  world: world)
         try await host.waitUntilPlaying(timeout: 20)
         let hostID = try await host.uniqueName()
-        #expect(try await world.arbiterOwner() == hostID, "the player hosts the arbiter")
         let burster = try DBusConnection(.address(world.bus.address))
         defer { burster.close() }
 
-        var idle: [Double] = []
-        var busy: [Double] = []
-        var burstTimes: [Duration] = []
-        for round in 1...rounds {
-            try await settle(0.3)
-            // Idle: the arbiter answers with nothing else going on.
-            idle += try await SessionBusThreadTests.probe(world.client, minimum: SessionBusThreadTests.callsPerRound) { true }
-
-            // The burst, from a connection of its own: 50 Next (or Previous) calls sent
-            // without waiting for one another, while the client goes on calling the arbiter.
-            let method = round % 2 == 1 ? "Next" : "Previous"
-            let done = Locked(false)
-            let started = ContinuousClock.now
-            async let during = SessionBusThreadTests.probe(world.client, minimum: SessionBusThreadTests.callsPerRound) { done.value }
-            // Sent in order, the first 49 without a reply asked (the test process then has no
-            // replies to handle beside its probe); the last one's reply comes when the player's
-            // command queue, which runs them in order, has carried out all 50. Then the file 50
-            // further on (or back) is current, which shows that every call took effect.
-            let expected = String(format: "track%03d", round % 2 == 1 ? burst + 1 : 1)
-            var failures: [String] = []
-            for index in 0..<burst {
-                do {
-                    let message = try DBusMessage.methodCall(destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
-                                                             interface: "org.mpris.MediaPlayer2.Player", method: method)
-                    if index < burst - 1 {
-                        message.setNoReply()
-                        try burster.send(message)
-                    } else {
-                        _ = try await burster.call(message, timeout: .seconds(20))
-                    }
-                } catch {
-                    failures.append("\(error)")
+        // Alternating phases (half the rounds each), so that the load of the machine at one
+        // time falls on both arbiters alike. The player's queue is back at its first item at
+        // the end of each phase (Next and Previous alternate, an even number of times).
+        var pools: [Arbiter: Pools] = [.embedded: Pools(), .daemon: Pools()]
+        var daemon: Child?
+        for arbiter in [Arbiter.embedded, .daemon, .embedded, .daemon] {
+            switch arbiter {
+            case .daemon:
+                // earshot daemon takes the name over; the player registers with it.
+                daemon = try await world.daemon()
+            case .embedded:
+                // The player, queued for the name, gets it back when the daemon ends.
+                if let running = daemon {
+                    running.kill(SIGTERM)
+                    _ = try await running.wait(timeout: 5)
+                    daemon = nil
                 }
             }
-            burstTimes.append(ContinuousClock.now - started)
-            done.withLock { $0 = true }
-            busy += try await during
-            #expect(failures.isEmpty, "\(method) failed: \(failures)")
-            // (After the measurement: the reply follows the 50th command, and its title may
-            // reach the now-playing info a moment later.)
-            try await sessionPoll("\(expected) to be current after \(burst) \(method) calls", timeout: 5, interval: 0.01) {
-                try await SessionBusThreadTests.title(burster) == expected
+            try await sessionPoll("\(arbiter.rawValue) to serve, with the player as its target", timeout: 10, interval: 0.02) {
+                guard let pid = try await world.arbiterHost(), (pid == host.process.pid) == (arbiter == .embedded) else { return false }
+                return try await world.arbiterProperty("Target") == .string(hostID)
             }
-
-            try await settle(0.2)
-            // Nothing moved it further: exactly 50 calls took effect.
-            #expect(try await SessionBusThreadTests.title(world.client) == expected, "after \(burst) \(method) calls")
+            for round in 1...SessionBusThreadTests.rounds / 2 {
+                pools[arbiter]!.add(try await SessionBusThreadTests.burstRound(round, world: world, burster: burster))
+            }
         }
+        daemon?.kill(SIGTERM)
 
-        let idleP99 = SessionBusThreadTests.percentile(idle, 0.99)
-        let busyP99 = SessionBusThreadTests.percentile(busy, 0.99)
-        let report = String(format: "arbiter GetAll p99: idle %.2f ms (%d calls), during the bursts %.2f ms (%d calls, max %.2f ms); "
-                            + "ratio %.2f; the bursts took %@", idleP99, idle.count, busyP99, busy.count, busy.max() ?? 0,
-                            busyP99 / idleP99, "\(burstTimes)")
+        let (embedded, reference) = (pools[.embedded]!, pools[.daemon]!)
+        let report = "arbiter GetAll p99, embedded in the player: \(embedded.summary); "
+            + "in earshot daemon (the reference, same run): \(reference.summary); "
+            + String(format: "embedded over reference %.2f; ", embedded.ratio / reference.ratio)
+            + "the bursts took \(embedded.burstTimes + reference.burstTimes)"
         sessionReport(report)
         print(report)
-        #expect(busyP99 <= SessionBusThreadTests.limit * idleP99, "\(report)")
+        #expect(embedded.ratio <= SessionBusThreadTests.target
+                || embedded.ratio <= SessionBusThreadTests.overReference * reference.ratio, "\(report)")
         #expect(host.process.isRunning, "\(host.lines) \(host.process.stderr)")
+    }
+
+    /// One round: idle calls to the arbiter, then 50 `Next` (odd rounds) or `Previous` calls
+    /// from a connection of their own while the client goes on calling the arbiter. Checks
+    /// that exactly 50 calls took effect.
+    static func burstRound(_ round: Int, world: SessionWorld, burster: DBusConnection) async throws -> Pools {
+        var pools = Pools()
+        try await settle(0.3)
+        // Idle: the arbiter answers with nothing else going on.
+        pools.idle = try await probe(world.client, minimum: callsPerRound) { true }
+
+        let method = round % 2 == 1 ? "Next" : "Previous"
+        let done = Locked(false)
+        let started = ContinuousClock.now
+        async let during = probe(world.client, minimum: callsPerRound) { done.value }
+        // Sent in order, the first 49 without a reply asked (the test process then has no
+        // replies to handle beside its probe); the last one's reply comes when the player's
+        // command queue, which runs them in order, has carried out all 50. Then the file 50
+        // further on (or back) is current, which shows that every call took effect.
+        let expected = String(format: "track%03d", round % 2 == 1 ? burst + 1 : 1)
+        var failures: [String] = []
+        for index in 0..<burst {
+            do {
+                let message = try DBusMessage.methodCall(destination: "org.mpris.MediaPlayer2.music", path: "/org/mpris/MediaPlayer2",
+                                                         interface: "org.mpris.MediaPlayer2.Player", method: method)
+                if index < burst - 1 {
+                    message.setNoReply()
+                    try burster.send(message)
+                } else {
+                    _ = try await burster.call(message, timeout: .seconds(20))
+                }
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        pools.burstTimes = [ContinuousClock.now - started]
+        done.withLock { $0 = true }
+        pools.busy = try await during
+        #expect(failures.isEmpty, "\(method) failed: \(failures)")
+        // (After the measurement: the reply follows the 50th command, and its title may
+        // reach the now-playing info a moment later.)
+        try await sessionPoll("\(expected) to be current after \(burst) \(method) calls", timeout: 5, interval: 0.01) {
+            try await title(burster) == expected
+        }
+
+        try await settle(0.2)
+        // Nothing moved it further: exactly 50 calls took effect.
+        #expect(try await title(world.client) == expected, "after \(burst) \(method) calls")
+        return pools
+    }
+}
+
+extension SessionBusThreadTests.Pools {
+    mutating func add(_ other: Self) {
+        idle += other.idle
+        busy += other.busy
+        burstTimes += other.burstTimes
     }
 }

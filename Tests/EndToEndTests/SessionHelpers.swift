@@ -238,6 +238,13 @@ final class SessionWorld: Sendable {
     /// The unique name that owns `org.earshot.AudioSession`.
     func arbiterOwner() async throws -> String? { try await client.nameOwner(SessionArbiter.name) }
 
+    /// The process that serves the arbiter (an embedded host serves it on a connection of its
+    /// own, not on the one its session and players use), nil when none does.
+    func arbiterHost() async throws -> Int32? {
+        guard let owner = try await arbiterOwner() else { return nil }
+        return try await pid(of: owner)
+    }
+
     func arbiterProperty(_ name: String) async throws -> DBusValue {
         let reply = try await client.call(destination: SessionArbiter.name, path: SessionArbiter.path,
                                           interface: StandardInterface.properties, method: "Get",

@@ -163,7 +163,7 @@ struct SessionOthersDuckTests {
         let before = try #require(try await world.volume(of: stream))
         let music = try world.play("music", side: .left, duration: 20, duck: true)
         try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
-        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        #expect(try await world.arbiterHost() == music.process.pid, "earshot play hosts the arbiter")
         #expect(FileManager.default.fileExists(atPath: world.arbiterStateFile))
         music.kill()
         try await settle(0.5)
@@ -184,7 +184,7 @@ struct SessionOthersDuckTests {
         try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
         daemon.kill(SIGKILL)
         let musicID = try await music.uniqueName()
-        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterHost() == music.process.pid }
         try await settle(0.6)
         let during = try await world.volume(of: stream)
         #expect(Self.isDucked(during, from: before), "the next host ducked it again on top, or restored it while ducking: \(String(describing: during))")
@@ -226,7 +226,7 @@ struct SessionOthersStateFileTests {
         let mpv = try await world.mpv()
         let music = try world.play("music", side: .left, duration: 20)
         try await mpv.waitFor("Paused")
-        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        #expect(try await world.arbiterHost() == music.process.pid, "earshot play hosts the arbiter")
         try await sessionPoll("the state file to name mpv") {
             (try? String(contentsOfFile: world.arbiterStateFile, encoding: .utf8))?.contains(try await mpv.uniqueName()) == true
         }
@@ -248,7 +248,7 @@ struct SessionOthersStateFileTests {
         try await mpv.waitFor("Paused")
         let musicID = try await music.uniqueName()
         daemon.kill(SIGKILL)
-        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterOwner() == musicID }
+        try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterHost() == music.process.pid }
         try await settle(1)
         #expect(try await mpv.status() == "Paused", "the session that paused it still plays")
         #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")

@@ -169,7 +169,7 @@ struct SessionOthersTests {
         let mpv = try await world.mpv()
         let music = try world.play("music", side: .left, duration: 20, configHome: home)
         try await music.waitUntilPlaying()
-        #expect(try await world.arbiterOwner() == (try await music.uniqueName()), "earshot play hosts the arbiter")
+        #expect(try await world.arbiterHost() == music.process.pid, "earshot play hosts the arbiter")
         try await Task.sleep(for: .seconds(1))
         #expect(try await mpv.status() == "Playing")
     }

@@ -104,7 +104,7 @@ struct SessionScreenLockTests {
         let music = try world.play("music", side: .right, category: "playback")
         try await music.waitUntilPlaying()
         let musicID = try await music.uniqueName()
-        #expect(try await world.arbiterOwner() == musicID, "the first process hosts the arbiter")
+        #expect(try await world.arbiterHost() == music.process.pid, "the first process hosts the arbiter")
         try saver.set(locked: true)
         try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
         let ambience = try world.play("ambience", side: .left, category: "ambient")
@@ -115,7 +115,7 @@ struct SessionScreenLockTests {
         let asked = saver.questions.value
         let killed = ContinuousClock.now
         music.kill()
-        try await sessionPoll("the ambient process to host the arbiter") { try await world.arbiterOwner() == ambienceID }
+        try await sessionPoll("the ambient process to host the arbiter") { try await world.arbiterHost() == ambience.process.pid }
         try await ambience.waitForLine("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
         try await sessionPoll("the new host to know the screen is locked") {
             try await world.arbiterProperty("ScreenLocked") == .boolean(true)

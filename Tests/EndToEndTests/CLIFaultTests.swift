@@ -185,6 +185,87 @@ struct CLIFaultTests {
         withExtendedLifetime(client) {}
     }
 
+    /// A `--trace` whose standard error stops being read (a terminal stopped with Ctrl-S, a
+    /// pipe nobody drains) while other processes send events: the arbiter goes on answering,
+    /// the lines waiting for the pipe are bounded, and what could not wait is counted and
+    /// said when the pipe moves again.
+    @Test("earshot daemon --trace with standard error not read: the arbiter answers, the backlog is bounded, the dropped lines are counted")
+    func traceNotRead() async throws {
+        let bus = try PrivateBus()
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: Paths.earshot)
+        daemon.arguments = ["daemon", "--trace", "--bus", bus.address]
+        let errors = Pipe()
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = errors  // not read until the flood is over
+        try launch(daemon)
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) } }
+        let client = try DBusConnection(.address(bus.address))
+        defer { client.close() }
+        try await eventually("the daemon to serve") { try await client.nameOwner("org.earshot.AudioSession") != nil }
+        @Sendable func arbiter(_ method: String, _ arguments: [DBusValue], reply: Bool = true) async throws {
+            let message = try DBusMessage.methodCall(destination: "org.earshot.AudioSession", path: "/org/earshot/AudioSession",
+                                                     interface: "org.earshot.AudioSession", method: method, arguments: arguments)
+            if reply {
+                _ = try await client.call(message, timeout: .seconds(30))
+            } else {
+                message.setNoReply()
+                try client.send(message)
+            }
+        }
+        try await arbiter("Register", [.string("flood"), .vardict(["category": .string("playback")])])
+        // Each SetActive is one event of the policy, so one line: far more than the pipe
+        // (64 KiB) and the backlog (1000 lines) hold. The last one's reply says the arbiter
+        // has applied them all.
+        let flood = 3000
+        for index in 1...flood {
+            try await arbiter("SetActive", [.boolean(index % 2 == 1), .boolean(false)], reply: index == flood)
+        }
+        // Standard error still unread: the arbiter answers at once all the same.
+        let asked = ContinuousClock.now
+        _ = try await client.call(destination: "org.earshot.AudioSession", path: "/org/earshot/AudioSession",
+                                  interface: "org.freedesktop.DBus.Properties", method: "GetAll",
+                                  [.string("org.earshot.AudioSession")], timeout: .seconds(5))
+        let answered = ContinuousClock.now - asked
+        #expect(answered < .milliseconds(500), "GetAll took \(answered) while standard error was not read")
+
+        // The pipe moves again; the next line queued after that says how many were dropped.
+        let text = Locked("")
+        let reader = Thread {
+            while true {
+                let data = errors.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+        }
+        reader.start()
+        var extra = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !text.value.contains("dropped: standard error was not read") {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the trace never said that lines were dropped") }
+            extra += 1
+            try await arbiter("SetActive", [.boolean(extra % 2 == 0), .boolean(false)])
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        kill(daemon.processIdentifier, SIGKILL)
+        let lines = text.value.split(separator: "\n")
+        let traced = lines.filter { $0.hasPrefix("+") }.count
+        let notices = lines.filter { $0.contains("dropped: standard error was not read") }
+        let dropped = notices.compactMap { $0.dropFirst().split(separator: " ").first.flatMap { Int($0) } }.reduce(0, +)
+        #expect(notices.count == 1, "\(notices)")
+        // Every event is either a line or counted: the registration (two events: the
+        // session, then its category), the flood, the prompts.
+        let events = 2 + flood + extra
+        #expect(traced + dropped == events, "\(traced) lines, \(dropped) dropped, of \(events) events")
+        // Kept while the pipe was stopped, that is written before the notice: what the pipe
+        // held (64 KiB, with a line being written into it), then the backlog of 1000.
+        let before = lines.prefix { !$0.contains("dropped: standard error was not read") }
+        let inPipe = before.dropLast(1000).reduce(0) { $0 + $1.utf8.count + 1 }
+        let longest = before.map(\.utf8.count).max() ?? 0
+        #expect(before.count > 1000 && inPipe <= 65536 + longest, "\(before.count) lines before the notice, \(inPipe) bytes beyond the backlog")
+    }
+
     @Test("earshot status --follow reprints for the arbiter's PropertiesChanged, not for another client's")
     func statusFollowSpoofed() async throws {
         let bus = try PrivateBus()

@@ -11,15 +11,10 @@ public enum WireFormat {
         return category
     }
 
-    /// Every category option by its iOS name, in the order lists carry them. The route
-    /// options change nothing on a desktop but travel, so that a session reads back
-    /// what it set (and a new arbiter host learns it).
-    public static let optionNames: [(String, CategoryOptions)] = [
-        ("mixWithOthers", .mixWithOthers), ("duckOthers", .duckOthers),
-        ("interruptSpokenAudioAndMixWithOthers", .interruptSpokenAudioAndMixWithOthers),
-        ("allowBluetooth", .allowBluetooth), ("allowBluetoothA2DP", .allowBluetoothA2DP),
-        ("allowAirPlay", .allowAirPlay), ("defaultToSpeaker", .defaultToSpeaker),
-    ]
+    /// Every category option by its iOS name, in the order lists carry them
+    /// (``CategoryOptions/named``). The route options change nothing on a desktop but
+    /// travel, so that a session reads back what it set (and a new arbiter host learns it).
+    public static var optionNames: [(String, CategoryOptions)] { CategoryOptions.named.map { ($0.name, $0.option) } }
 
     /// The sentence for options `category` refuses, naming the first refused option and
     /// the category ("duckOthers is not allowed with record"); `nil` if it accepts them.
@@ -40,9 +35,7 @@ public enum WireFormat {
         return options
     }
 
-    public static func names(of options: CategoryOptions) -> [String] {
-        optionNames.filter { options.contains($0.1) && !($0.1 == .mixWithOthers && options.contains(.interruptSpokenAudioAndMixWithOthers)) }.map(\.0)
-    }
+    public static func names(of options: CategoryOptions) -> [String] { options.names }
 
     public static func mode(_ name: String) throws(DBusError) -> Mode {
         guard let mode = Mode(rawValue: name) else {

@@ -144,3 +144,24 @@ public enum Mode: String, Sendable, Hashable, CaseIterable {
     /// pauses instead of talking over the prompt).
     case spokenAudio
 }
+
+extension CategoryOptions: CustomStringConvertible {
+    /// Every option by its iOS name, in the order lists carry them (the arbiter's wire
+    /// format uses these names).
+    public static let named: [(name: String, option: CategoryOptions)] = [
+        ("mixWithOthers", .mixWithOthers), ("duckOthers", .duckOthers),
+        ("interruptSpokenAudioAndMixWithOthers", .interruptSpokenAudioAndMixWithOthers),
+        ("allowBluetooth", .allowBluetooth), ("allowBluetoothA2DP", .allowBluetoothA2DP),
+        ("allowAirPlay", .allowAirPlay), ("defaultToSpeaker", .defaultToSpeaker),
+    ]
+
+    /// The iOS names of the options set, in ``named``'s order; `mixWithOthers` is left out
+    /// where `interruptSpokenAudioAndMixWithOthers`, which includes its bit, is named.
+    public var names: [String] {
+        CategoryOptions.named.filter { contains($0.option) && !($0.option == .mixWithOthers && contains(.interruptSpokenAudioAndMixWithOthers)) }
+            .map(\.name)
+    }
+
+    /// The names in brackets, as `[mixWithOthers, duckOthers]` (`[]` for none).
+    public var description: String { "[" + names.joined(separator: ", ") + "]" }
+}

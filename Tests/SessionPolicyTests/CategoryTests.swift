@@ -219,4 +219,13 @@ struct CategoryTests {
         #expect(policy[call]!.options == allowBluetooth)
         #expect(!policy[call]!.isMixable)
     }
+
+    @Test("options print by their iOS names; interruptSpokenAudioAndMixWithOthers stands for the mixWithOthers bit it includes")
+    func optionsDescribeThemselvesByName() {
+        #expect("\(CategoryOptions())" == "[]")
+        #expect("\(CategoryOptions([.duckOthers, .mixWithOthers, .allowAirPlay]))" == "[mixWithOthers, duckOthers, allowAirPlay]")
+        #expect(CategoryOptions.interruptSpokenAudioAndMixWithOthers.names == ["interruptSpokenAudioAndMixWithOthers"])
+        // Every named option reads back as its own name alone.
+        for (name, option) in CategoryOptions.named { #expect(option.names == [name]) }
+    }
 }

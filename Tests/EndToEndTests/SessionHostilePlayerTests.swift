@@ -74,6 +74,46 @@ struct SessionHostilePlayerTests {
         daemon.kill(SIGKILL)
     }
 
+    /// A player that never answers the arbiter's `GetAll` (its first read of the status held
+    /// past the arbiter's 2 s wait): the arbiter answers others meanwhile, leaves the player
+    /// out (its status unknown), and takes it in when it says Playing by signal: a session
+    /// that activates then pauses it, and plays it again at its end.
+    @Test("a player that never answers GetAll delays nothing, is left out until it signals Playing, and is paused and played again by a session after that")
+    func unansweredPlayerWaitsForItsSignal() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let mute = try await FakePlayer(world, .answersNever)
+        let started = ContinuousClock.now
+        let name = "org.mpris.MediaPlayer2.fake\(FakePlayer.Behaviour.answersNever.rawValue)"
+        let owner = try #require(try await world.client.nameOwner(name))
+        // While the arbiter waits for the player's answer.
+        var slowest = 0.0
+        for _ in 0..<20 {
+            slowest = max(slowest, try await Self.arbiterRoundTrip(world))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(slowest < 0.5, "the arbiter took \(slowest) s to answer while a player's GetAll was unanswered")
+        // After the arbiter gave up on the answer (2 s), before the player's hold ends (3 s
+        // after the arbiter asked, which was after `started`): the player is not counted as
+        // playing. (A check that ends past the hold says nothing, and is not made.)
+        try await Task.sleep(until: started + .milliseconds(2400))
+        let listed = try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
+        if ContinuousClock.now < started + .seconds(FakePlayer.unansweredHold) {
+            let report = await world.arbiterReport()
+            #expect(!listed, "the player was counted as Playing before it said so: \(report)")
+        }
+        // Past its hold, the player says Playing by signal; the arbiter takes that.
+        try await sessionPoll("the arbiter to list the player as Playing after its signal", timeout: FakePlayer.unansweredHold + 3) {
+            try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
+        }
+        let music = try world.play("music", side: .left, duration: 2)
+        try await sessionPoll("the player to be told to pause") { mute.pauses.value == 1 }
+        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
+        try await sessionPoll("the player to be told to play again") { mute.plays.value == 1 }
+        #expect(!music.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
+        daemon.kill(SIGKILL)
+    }
+
     /// The policy's rules keep the session paused after the first flip ends its interruption
     /// (without shouldResume); the throttle bounds what the arbiter does for the rest.
     @Test("a player flipping its status 1,000 times a second interrupts earshot play once, the interruption ends, and the arbiter answers within 1 s throughout")

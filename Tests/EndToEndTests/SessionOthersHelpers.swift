@@ -143,7 +143,15 @@ final class FakePlayer: Sendable {
         /// when ``answer()`` is called (at most ``lateAnswerLimit`` late), as a busy app
         /// does; then pauses and plays as told, and says so.
         case answersLate
+        /// Plays, but holds its first `PlaybackStatus` read (the arbiter's `GetAll`) for
+        /// ``unansweredHold``, past the arbiter's wait, so that to the arbiter it never
+        /// answers; then says Playing by signal, and pauses and plays as told.
+        case answersNever
     }
+
+    /// How long an ``Behaviour/answersNever`` player holds its first answer: past the
+    /// arbiter's 2 s wait for another app's player.
+    static let unansweredHold: Double = 3
 
     /// How long an ``Behaviour/answersLate`` player holds its first answer at most: below
     /// the arbiter's 2 s wait for another app's player, so the answer still counts.
@@ -176,7 +184,7 @@ final class FakePlayer: Sendable {
         let pause: @Sendable (DBusMethodCall) throws -> [DBusValue] = { call in
             pauses.withLock { $0 += 1 }
             switch behaviour {
-            case .answersLate:
+            case .answersLate, .answersNever:
                 say(call.message.member == "Stop" ? "Stopped" : "Paused")
                 return []
             case .holdsPause:
@@ -197,17 +205,25 @@ final class FakePlayer: Sendable {
             methods: [DBusMethod("Pause", handler: pause), DBusMethod("Stop", handler: pause),
                       DBusMethod("Play") { _ in
                           plays.withLock { $0 += 1 }
-                          if behaviour == .answersLate { say("Playing") }
+                          if behaviour == .answersLate || behaviour == .answersNever { say("Playing") }
                           return []
                       },
                       DBusMethod("PlayPause") { _ in [] }],
             properties: [DBusProperty("PlaybackStatus", .string) {
                              // Blocks this fake's own connection only, as a busy app's main loop would.
-                             let holds = behaviour == .answersLate && holdsFirstAnswer.withLock { held in
+                             let holds = (behaviour == .answersLate || behaviour == .answersNever) && holdsFirstAnswer.withLock { held in
                                  defer { held = false }
                                  return held
                              }
-                             if holds {
+                             if holds, behaviour == .answersNever {
+                                 // The answer goes to a call the arbiter gave up on; then the
+                                 // player says it plays, as one does that finally starts.
+                                 Thread.sleep(forTimeInterval: Self.unansweredHold)
+                                 Task {
+                                     try? await Task.sleep(for: .milliseconds(20))
+                                     say("Playing")
+                                 }
+                             } else if holds {
                                  let told = firstAnswer.wait(timeout: .now() + Self.lateAnswerLimit) == .success
                                  answeredWhenTold.withLock { $0 = told }
                              }

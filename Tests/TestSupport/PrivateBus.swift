@@ -5,7 +5,9 @@ import Foundation
 /// The daemon runs under a small shell watchdog that kills it when its standard input
 /// closes: on deinit, and also when the test process dies without running deinits.
 /// (Children of the test runner inherit an ignored SIGTERM, so SIGTERM alone does not
-/// stop them.)
+/// stop them.) It listens in a folder of its own, which the watchdog removes with the
+/// socket: a daemon killed with SIGKILL leaves its socket file, and the config's
+/// `unix:tmpdir=/tmp` left thousands in /tmp over a day of test runs.
 public final class PrivateBus: Sendable {
     /// The address to connect to, `unix:path=…`.
     public let address: String
@@ -16,9 +18,10 @@ public final class PrivateBus: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", """
-            dbus-daemon --config-file="$1" --nofork --print-address=1 &
+            dir=$(mktemp -d "${TMPDIR:-/tmp}/earshot-bus.XXXXXX") || exit 1
+            dbus-daemon --config-file="$1" --address="unix:dir=$dir" --nofork --print-address=1 &
             pid=$!
-            trap 'kill -9 $pid' EXIT
+            trap 'kill -9 $pid; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
             cat >/dev/null
             """, "sh", "\(Paths.packageRoot)/dbus/test-session.conf"]
         let output = Pipe()

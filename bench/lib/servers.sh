@@ -52,7 +52,8 @@ servers_bus() {
   local file=$SERVERS_DIR/bus
   : >"$file"
   # One descriptor each: dbus-daemon closes the address's after writing it.
-  "${SERVERS_ENV[@]}" dbus-daemon --config-file="$ROOT/dbus/test-session.conf" --nofork \
+  # Listening in SERVERS_DIR, which goes with the run (the config's tmpdir is /tmp).
+  "${SERVERS_ENV[@]}" dbus-daemon --config-file="$ROOT/dbus/test-session.conf" --address="unix:dir=$SERVERS_DIR" --nofork \
     --print-address=3 --print-pid=4 3>"$file" 4>"$file.pid" </dev/null >"$SERVERS_DIR/dbus-daemon.log" 2>&1 &
   servers_track $!
   for _ in $(seq 200); do [[ -s $file && -s $file.pid ]] && break; sleep 0.025; done

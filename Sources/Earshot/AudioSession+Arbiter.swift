@@ -96,7 +96,9 @@ extension AudioSession {
     /// keep `earshot daemon` or the next process in the queue from serving.
     private func host(on connection: DBusConnection) {
         do {
-            let arbiter = try Arbiter(connection: connection, configuration: .user())
+            var configuration = Arbiter.Configuration.user()
+            configuration.eventLog = AudioSession.arbiterEventLog.withLock { $0 }
+            let arbiter = try Arbiter(connection: connection, configuration: configuration)
             state.withLock { $0.hosted = arbiter }
         } catch {
             AudioSession.trace("cannot host the arbiter (\(error)); giving up \(ArbiterName.bus)")

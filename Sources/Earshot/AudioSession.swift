@@ -316,4 +316,10 @@ public final class AudioSession: Sendable {
     static func trace(_ event: @autoclosure () -> String) {
         if let handler = trace.withLock({ $0 }) { handler(event()) }
     }
+
+    /// Receives each event the arbiter applies, with what the policy decided, while this
+    /// process hosts it (on the arbiter's bus thread, under its lock: the handler must not
+    /// wait); `earshot` sets it when `EARSHOT_ARBITER_TRACE=1`, as `earshot daemon --trace`
+    /// does for the daemon. Read when hosting begins.
+    package static let arbiterEventLog = Mutex<(@Sendable (SessionPolicy.Event, [SessionPolicy.Decision]) -> Void)?>(nil)
 }

@@ -7,7 +7,6 @@ import SessionPolicy
 import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 
 /// `earshot remote`: sends a media command to the global remote-control target (the
 /// eligible process that last made sound), for window-manager key bindings.
@@ -237,7 +236,7 @@ struct Daemon: AsyncParsableCommand {
 
     @Flag(help: ArgumentHelp(
         "Print to standard error each event the arbiter applies (a session registering or activating, another app's player or stream changing) and what it decided, one line each, with the seconds since start.",
-        discussion: "For finding out why a player was paused, resumed or interrupted. The lines are for people; their form may change. While standard error is not read, at most 1000 lines wait; the next line says how many were dropped."))
+        discussion: "For finding out why a player was paused, resumed or interrupted. The lines are for people; their form may change. While standard error is not read, at most 1000 lines wait; the next line says how many were dropped. An earshot command that hosts the arbiter itself prints the same trace when EARSHOT_ARBITER_TRACE=1 is in its environment."))
     var trace = false
 
     func validate() throws {
@@ -256,7 +255,7 @@ struct Daemon: AsyncParsableCommand {
             connection = try DBusConnection(busOptions.bus)
             var configuration = Arbiter.Configuration.user()
             if let others, let mode = Arbiter.OthersPolicy(rawValue: others) { configuration.others = mode }
-            if trace { configuration.eventLog = Daemon.traceLine() }
+            if trace { configuration.eventLog = ArbiterTrace.line() }
             arbiter = try Arbiter(connection: connection, configuration: configuration)
             let reply = try await connection.requestName(ArbiterName.bus, flags: [.replaceExisting])
             guard reply == .primaryOwner || reply == .alreadyOwner else {
@@ -282,48 +281,4 @@ struct Daemon: AsyncParsableCommand {
         arbiter.stop()
         await connection.flush()
     }
-
-    /// `--trace`'s log: each event and its decisions, written to standard error on a queue
-    /// of its own. The arbiter calls it on the bus thread under its lock: only the time is
-    /// taken there; the line is made and written on the queue (the bus thread must not wait
-    /// on a pipe).
-    ///
-    /// While standard error is not read (a terminal stopped with Ctrl-S, a pipe nobody
-    /// drains), the queue holds at most ``traceBacklog`` lines; the events after that are
-    /// counted, not kept, and the next line queued once there is room says how many were
-    /// dropped before it. The events
-    /// come from other processes (registrations, players' statuses), so the backlog would
-    /// otherwise grow with whatever they send.
-    static func traceLine() -> @Sendable (SessionPolicy.Event, [SessionPolicy.Decision]) -> Void {
-        let queue = DispatchQueue(label: "earshot-trace")
-        let start = ContinuousClock.now
-        // Lines handed to the queue and not yet written; events not traced for lack of room.
-        let pending = Atomic<Int>(0)
-        let dropped = Atomic<Int>(0)
-        return { event, decisions in
-            let elapsed = ContinuousClock.now - start
-            guard pending.add(1, ordering: .relaxed).newValue <= traceBacklog else {
-                pending.subtract(1, ordering: .relaxed)
-                dropped.add(1, ordering: .relaxed)
-                return
-            }
-            // The events dropped since the last line queued came just before this one.
-            let lost = dropped.exchange(0, ordering: .relaxed)
-            queue.async {
-                defer { pending.subtract(1, ordering: .relaxed) }
-                if lost > 0 {
-                    note("(\(lost) trace line\(lost == 1 ? "" : "s") dropped: standard error was not read for a while)")
-                }
-                let milliseconds = Int(elapsed / .milliseconds(1))
-                let fraction = String(milliseconds % 1000)
-                let time = "+\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
-                let outcome = decisions.isEmpty ? "nothing" : decisions.map { "\($0)" }.joined(separator: ", ")
-                // Swift's own rendering of the values, without the module's name on every type.
-                note("\(time)  \(event)  ->  \(outcome)".replacing("SessionPolicy.", with: ""))
-            }
-        }
-    }
-
-    /// How many `--trace` lines may wait for standard error.
-    static let traceBacklog = 1000
 }

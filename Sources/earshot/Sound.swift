@@ -134,6 +134,10 @@ enum Entry {
         if let status = Sound.playCachedBeforeParsing(CommandLine.arguments) { Glibc.exit(status) }
         // Before any task: an idle earshot wakes for nothing then (CGlobalExecutor.h).
         _ = earshot_run_tasks_on_overcommit_queue()
+        // The arbiter's trace, for a process that hosts it (as `earshot daemon --trace`).
+        if getenv("EARSHOT_ARBITER_TRACE").map({ String(cString: $0) }) == "1" {
+            AudioSession.arbiterEventLog.withLock { $0 = ArbiterTrace.line() }
+        }
         Task {
             await EarshotCommand.main(nil)
             Glibc.exit(0)

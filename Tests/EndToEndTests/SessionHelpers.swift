@@ -152,6 +152,9 @@ final class SessionWorld: Sendable {
             var environment = server.environment
             environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
             environment["NO_COLOR"] = "1"
+            // A player that hosts the arbiter prints its trace (every event applied, and what
+            // was decided) on stderr, for failures to show (``SessionPlayer/arbiterTrace``).
+            environment["EARSHOT_ARBITER_TRACE"] = "1"
             self.environment = environment
             self.keepAwake = keepAwake
                 // An event stream: the arbiter, which follows other apps' streams, never
@@ -424,9 +427,19 @@ final class SessionPlayer: Sendable {
         _ what: String, timeout: Double = 6, _ condition: @escaping @Sendable (SessionInfo) -> Bool
     ) async throws {
         let id = try await uniqueName()
-        try await world.waitForSessions("\(app) (\(id)) to be \(what)", timeout: timeout) { sessions in
-            sessions.first { $0.id == id }.map(condition) ?? false
+        do {
+            try await world.waitForSessions("\(app) (\(id)) to be \(what)", timeout: timeout) { sessions in
+                sessions.first { $0.id == id }.map(condition) ?? false
+            }
+        } catch {
+            throw TestFailure("\(error)" + (arbiterTrace.isEmpty ? "" : "\nthe arbiter it hosts, last events (--trace):\n\(arbiterTrace)"))
         }
+    }
+
+    /// The last 60 events the arbiter applied while this process hosted it (its stderr's
+    /// trace lines), "" if it never did.
+    var arbiterTrace: String {
+        process.stderr.split(separator: "\n").filter { $0.hasPrefix("+") }.suffix(60).joined(separator: "\n")
     }
 
     /// Waits until the arbiter says it produces sound.

@@ -159,6 +159,19 @@ struct SessionOthersTests {
         daemon.kill(SIGKILL)
     }
 
+    @Test("EARSHOT_ARBITER_TRACE=1: an earshot play that hosts the arbiter prints its trace on stderr")
+    func embeddedArbiterTrace() async throws {
+        let world = try await SessionWorld()  // its players get EARSHOT_ARBITER_TRACE=1
+        let music = try world.play("music", side: .left, duration: 5)
+        try await music.waitUntilPlaying()
+        #expect(try await world.arbiterHost() == music.process.pid, "earshot play hosts the arbiter")
+        let id = try await music.uniqueName()
+        try await sessionPoll("music's registration and sound in the trace") {
+            music.arbiterTrace.contains("  register(\(id), appName: \"music\"") && music.arbiterTrace.contains("  soundStarted(\(id)")
+        }
+        #expect(!music.lines.contains { $0.hasPrefix("+") }, "the trace goes to stderr, not stdout: \(music.lines)")
+    }
+
     @Test("the embedded arbiter reads others = observe from $XDG_CONFIG_HOME/earshot/arbiter.conf")
     func configurationFile() async throws {
         let world = try await SessionWorld()

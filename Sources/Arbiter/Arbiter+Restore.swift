@@ -22,6 +22,21 @@ extension Arbiter {
         _ = clock.schedule(after: Arbiter.restoreWindow, on: connection) { [weak self] in
             self?.endPendingRestores(interruptedBy: interruptedBy)
         }
+        // The interrupter may have left the bus before this arbiter followed it: a host
+        // process's connections leave one after the other, and its arbiter's name can move
+        // (starting this arbiter, and the victim's registration) while its session's
+        // connection is still there, then gone before this arbiter knew it. Asked now: with
+        // no owner, its victims' interruptions end at once, not at the window's end. A
+        // departure after the answer comes as NameOwnerChanged (`connectionLeft`), which the
+        // bus sends after the answer.
+        let connection = self.connection
+        Task { [weak self] in
+            // (A failed question leaves the window to decide.)
+            let owner: String?
+            do { owner = try await connection.nameOwner(interruptedBy.rawValue) } catch { return }
+            guard owner == nil else { return }
+            _ = connection.schedule(after: .zero) { [weak self] in self?.endPendingRestores(interruptedBy: interruptedBy) }
+        }
     }
 
     func restore(_ victim: SessionID, silencedBy cause: InterruptionReason, wasPlaying: Bool) {

@@ -44,7 +44,13 @@ extension AudioSession {
         // Every process queues for the name on it, so that when the host exits, the bus
         // hands the arbiter to the next one. It costs each process a second connection and
         // its bus thread, which sleeps while nothing comes.
-        let arbiterConnection = try DBusConnection(bus)
+        let arbiterConnection: DBusConnection
+        do {
+            arbiterConnection = try DBusConnection(bus)
+        } catch {
+            connection.close()  // its bus thread would wait for nothing
+            throw error
+        }
         var subscriptions: [SignalSubscription] = []
         // Hosting: the arbiter is exported on the bus thread the moment the name arrives.
         subscriptions.append(try await arbiterConnection.watchOwnNames { [weak self] name, acquired in
@@ -91,9 +97,11 @@ extension AudioSession {
     }
 
     /// Serves the arbiter on `connection` (the session's arbiter connection), which has
-    /// just acquired its name (on its bus thread). If the arbiter cannot be made, the name is given up at once: owned by a
-    /// process that serves nothing, it would leave every session's calls unanswered, and
-    /// keep `earshot daemon` or the next process in the queue from serving.
+    /// just acquired its name (on its bus thread, which goes on to the calls queued behind
+    /// the name's arrival only after this: none finds the arbiter missing). If the arbiter
+    /// cannot be made, the name is given up at once: owned by a process that serves
+    /// nothing, it would leave every session's calls unanswered, and keep `earshot daemon`
+    /// or the next process in the queue from serving.
     private func host(on connection: DBusConnection) {
         do {
             var configuration = Arbiter.Configuration.user()

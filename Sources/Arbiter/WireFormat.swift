@@ -14,7 +14,7 @@ public enum WireFormat {
     /// Every category option by its iOS name, in the order lists carry them
     /// (``CategoryOptions/named``). The route options change nothing on a desktop but
     /// travel, so that a session reads back what it set (and a new arbiter host learns it).
-    public static var optionNames: [(String, CategoryOptions)] { CategoryOptions.named.map { ($0.name, $0.option) } }
+    public static let optionNames: [(String, CategoryOptions)] = CategoryOptions.named.map { ($0.name, $0.option) }
 
     /// The sentence for options `category` refuses, naming the first refused option and
     /// the category ("duckOthers is not allowed with record"); `nil` if it accepts them.

@@ -39,7 +39,7 @@ extension AudioSession {
         // MPRIS traffic (a burst of Next calls is a burst of messages on that connection),
         // and its bus thread is not the one that runs the players' handlers. Measured with
         // SessionBusThreadTests' bursts, as the embedded arbiter's p99 ratio over that of
-        // the arbiter in earshot daemon in the same run: a median of 1.0 in 8 runs
+        // the arbiter in earshot daemon in the same run: a median of 0.93 in 11 runs
         // (0.77–1.40), where one shared connection read a median of 1.46 in 6 (0.51–2.08).
         // Every process queues for the name on it, so that when the host exits, the bus
         // hands the arbiter to the next one. It costs each process a second connection and

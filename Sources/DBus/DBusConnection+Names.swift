@@ -107,6 +107,16 @@ extension DBusConnection {
         }
     }
 
+    /// The process id of the connection that owns `name` (`GetConnectionUnixProcessID`), or
+    /// `nil` when the bus cannot say.
+    ///
+    /// - Throws: ``DBusError`` `InvalidArgs` for an invalid name; the bus's error
+    ///   (`NameHasNoOwner`) when nobody owns it.
+    public func processID(of name: String) async throws(DBusError) -> Int64? {
+        try BusName.validate(name)
+        return try await busCall("GetConnectionUnixProcessID", [.string(name)]).first?.int64
+    }
+
     /// The unique names waiting for `name`, owner first.
     public func nameQueue(_ name: String) async throws(DBusError) -> [String] {
         try BusName.validate(name)

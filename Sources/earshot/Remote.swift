@@ -90,6 +90,10 @@ struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the audio sessions, who plays, who is interrupted or ducked, and the target.",
         discussion: """
+            The first line names the arbiter: its unique name on the bus and the process \
+            that serves it (an Earshot process hosting it, or earshot daemon), whether the \
+            screen is locked, and the remote-control target.
+
             OUTPUT is what a session's players play through: the sound server and its \
             version (pulseaudio-16.1, or pipewire-0.3.65 for PipeWire through \
             pipewire-pulse), alsa:DEVICE where no server answers or one was named, or - \
@@ -144,7 +148,10 @@ struct Status: AsyncParsableCommand {
         let all = reply.first?.stringKeyedDictionary ?? [:]
         let sessions = all[ArbiterProtocol.Property.sessions.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
         let target = all[ArbiterProtocol.Property.target.rawValue]?.string ?? ""
-        say("arbiter \(owner)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
+        // The arbiter serves on a connection of its own, which is none of the sessions': its
+        // process says who hosts it.
+        let process = (try? await connection.processID(of: owner)).map { " (process \($0))" } ?? ""
+        say("arbiter \(owner)\(process)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
         say("SESSION   APP               CATEGORY        OPTIONS         OUTPUT            STATE")
         for session in sessions {
             var state: [String] = []

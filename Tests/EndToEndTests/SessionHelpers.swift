@@ -75,8 +75,10 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         let state: [String]
     }
 
-    /// The arbiter's unique name, from `arbiter :1.N; target: …`.
+    /// The arbiter's unique name, from `arbiter :1.N (process P); target: …`.
     let arbiter: String
+    /// The process that serves the arbiter (nil if status could not say).
+    let arbiterProcess: Int32?
     let screenLocked: Bool
     /// The target's unique name, or nil for `none`.
     let target: String?
@@ -87,12 +89,13 @@ struct SessionStatusTable: Sendable, CustomStringConvertible {
         self.text = text
         let lines = text.split(separator: "\n").map(String.init)
         guard let first = lines.first,
-              let match = first.wholeMatch(of: /arbiter (:[0-9.]+)(, screen locked)?; target: (\S+)/) else {
+              let match = first.wholeMatch(of: /arbiter (:[0-9.]+)(?: \(process ([0-9]+)\))?(, screen locked)?; target: (\S+)/) else {
             throw TestFailure("unexpected first line of earshot status: “\(text)”")
         }
         arbiter = String(match.1)
-        screenLocked = match.2 != nil
-        target = match.3 == "none" ? nil : String(match.3)
+        arbiterProcess = match.2.flatMap { Int32($0) }
+        screenLocked = match.3 != nil
+        target = match.4 == "none" ? nil : String(match.4)
         guard lines.count >= 2, lines[1].hasPrefix("SESSION") else {
             throw TestFailure("no header line in earshot status: “\(text)”")
         }

@@ -30,7 +30,7 @@ struct SessionTargetTests {
         #expect(status.target == bID, "\(status)")
         #expect(status.row(bID)?.state == ["target", "active", "playing"], "\(status)")
         #expect(status.row(aID)?.state == ["interrupted"], "\(status)")
-        #expect(try await world.pid(of: status.arbiter) == a.process.pid, "the first process hosts the arbiter: \(status)")
+        #expect(status.arbiterProcess == a.process.pid, "the first process hosts the arbiter: \(status)")
         try await settle(0.4)
         var audio = try await capture.snapshot()
         #expect(abs(audio.level(.right, audio.tail(0.3)) + 12) < 1, "B sounds")

@@ -241,7 +241,7 @@ extension Arbiter {
                     ArbiterProtocol.SessionKey.id.rawValue: .string(session.id.rawValue),
                     ArbiterProtocol.SessionKey.app.rawValue: .string(session.appName),
                     ArbiterProtocol.SessionKey.category.rawValue: .string(session.category.rawValue),
-                    ArbiterProtocol.SessionKey.options.rawValue: .strings(WireFormat.names(of: session.options)),
+                    ArbiterProtocol.SessionKey.options.rawValue: .strings(session.options.names),
                     ArbiterProtocol.SessionKey.mode.rawValue: .string(session.mode.rawValue),
                     ArbiterProtocol.SessionKey.active.rawValue: .boolean(session.isActive),
                     ArbiterProtocol.SessionKey.producingSound.rawValue: .boolean(session.isProducingSound),

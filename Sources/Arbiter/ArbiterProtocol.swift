@@ -78,7 +78,7 @@ public enum ArbiterProtocol {
     public enum RegisterKey: String, CaseIterable, Sendable {
         /// `s`: the category's iOS name.
         case category
-        /// `as`: category option names (``WireFormat/optionNames``).
+        /// `as`: category option names (``CategoryOptions/named``).
         case options
         /// `s`: the mode's iOS name.
         case mode

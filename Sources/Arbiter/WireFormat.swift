@@ -11,31 +11,28 @@ public enum WireFormat {
         return category
     }
 
-    /// Every category option by its iOS name, in the order lists carry them
-    /// (``CategoryOptions/named``). The route options change nothing on a desktop but
-    /// travel, so that a session reads back what it set (and a new arbiter host learns it).
-    public static let optionNames: [(String, CategoryOptions)] = CategoryOptions.named.map { ($0.name, $0.option) }
-
     /// The sentence for options `category` refuses, naming the first refused option and
     /// the category ("duckOthers is not allowed with record"); `nil` if it accepts them.
     public static func refusal(of options: CategoryOptions, with category: Category) -> String? {
         guard let option = options.firstDisallowed(with: category) else { return nil }
-        let name = optionNames.first { $0.1 == option }?.0 ?? "option 0x\(String(option.rawValue, radix: 16))"
+        let name = CategoryOptions.named.first { $0.option == option }?.name ?? "option 0x\(String(option.rawValue, radix: 16))"
         return "\(name) is not allowed with \(category.rawValue)"
     }
 
+    /// The options named, by their iOS names (``CategoryOptions/named``: the route options
+    /// change nothing on a desktop but travel, so that a session reads back what it set,
+    /// and a new arbiter host learns it). Lists carry them in that order
+    /// (``CategoryOptions/names``).
     public static func options(_ names: [String]) throws(DBusError) -> CategoryOptions {
         var options: CategoryOptions = []
         for name in names {
-            guard let option = optionNames.first(where: { $0.0 == name })?.1 else {
-                throw .invalidArgs("\(quoted(name)) is not a category option (\(optionNames.map(\.0).joined(separator: ", ")))")
+            guard let option = CategoryOptions.named.first(where: { $0.name == name })?.option else {
+                throw .invalidArgs("\(quoted(name)) is not a category option (\(CategoryOptions.named.map(\.name).joined(separator: ", ")))")
             }
             options.insert(option)
         }
         return options
     }
-
-    public static func names(of options: CategoryOptions) -> [String] { options.names }
 
     public static func mode(_ name: String) throws(DBusError) -> Mode {
         guard let mode = Mode(rawValue: name) else {

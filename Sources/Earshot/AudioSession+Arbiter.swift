@@ -134,7 +134,7 @@ extension AudioSession {
     /// interrupter is gone, the interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
         var (full, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, InterruptionReason?, Bool) in
-            ([ArbiterProtocol.RegisterKey.category.rawValue: .string(s.category.rawValue), ArbiterProtocol.RegisterKey.options.rawValue: .strings(WireFormat.names(of: s.options)),
+            ([ArbiterProtocol.RegisterKey.category.rawValue: .string(s.category.rawValue), ArbiterProtocol.RegisterKey.options.rawValue: .strings(s.options.names),
               // An interrupted session is silent, even if the engine has not yet noticed
               // (its sound-stopped event lags by the silence threshold): claiming sound
               // would activate it again and make it interrupt its interrupter.

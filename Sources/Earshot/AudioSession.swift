@@ -220,7 +220,7 @@ public final class AudioSession: Sendable {
             throw DBusError(ArbiterName.Error.rejected, refusal)
         }
         try await onPath {
-            try await self.call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(WireFormat.names(of: options)), .string(mode.rawValue)])
+            try await self.call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(options.names), .string(mode.rawValue)])
             self.state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
             self.applyRecordingCategory()
             self.routeMonitor()?.reportCategoryChange()

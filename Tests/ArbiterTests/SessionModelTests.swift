@@ -66,14 +66,14 @@ struct SessionModelTests {
         #expect(wire?.message.hasSuffix("mixWithOthers is not allowed with soloAmbient") == true, "\(String(describing: wire))")
         #expect(f.arbiter.policy[SessionID(raw.id)]?.category == .playback)
         // Every option name at once is within the limit of eight.
-        try await raw.call("SetCategory", [.string("playAndRecord"), .strings(WireFormat.optionNames.map(\.0)), .string("measurement")])
+        try await raw.call("SetCategory", [.string("playAndRecord"), .strings(CategoryOptions.named.map(\.name)), .string("measurement")])
         #expect(f.arbiter.policy[SessionID(raw.id)]?.options.contains(.defaultToSpeaker) == true)
     }
 
     @Test("Register carries every option name and a mode; a ninth option name is refused")
     func registrationCarriesOptions() async throws {
         let f = try await ArbiterFixture()
-        let names = WireFormat.optionNames.map(\.0)
+        let names = CategoryOptions.named.map(\.name)
         let client = try await Client(f.bus)
         let state: [String: DBusValue] = ["category": .string("playAndRecord"), "options": .strings(names), "mode": .string("videoChat")]
         try await client.call("Register", [.string("all"), .vardict(state)])
@@ -82,7 +82,7 @@ struct SessionModelTests {
                                          .allowBluetooth, .allowBluetoothA2DP, .allowAirPlay, .defaultToSpeaker]
         #expect(session.options == expected && session.mode == .videoChat)
         // interruptSpokenAudioAndMixWithOthers carries the mixWithOthers bit, so that name is not repeated.
-        #expect(Set(WireFormat.names(of: session.options)) == Set(names).subtracting(["mixWithOthers"]))
+        #expect(Set(session.options.names) == Set(names).subtracting(["mixWithOthers"]))
 
         let other = try await Client(f.bus)
         let tooMany: [String: DBusValue] = ["category": .string("playback"), "options": .strings(names + ["mixWithOthers", "duckOthers"])]

@@ -1,3 +1,4 @@
+import AudioEngine
 import Dispatch
 import SessionPolicy
 import Synchronization
@@ -36,9 +37,7 @@ enum ArbiterTrace {
                 if lost > 0 {
                     note("(\(lost) trace line\(lost == 1 ? "" : "s") dropped: standard error was not read for a while)")
                 }
-                let milliseconds = Int(elapsed / .milliseconds(1))
-                let fraction = String(milliseconds % 1000)
-                let time = "+\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+                let time = "+\((elapsed / .seconds(1)).fixed(3)) s"
                 let outcome = decisions.isEmpty ? "nothing" : decisions.map { "\($0)" }.joined(separator: ", ")
                 // Swift's own rendering of the values, without the module's name on every type.
                 note("\(time)  \(event)  ->  \(outcome)".replacing("SessionPolicy.", with: ""))

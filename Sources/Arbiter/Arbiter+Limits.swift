@@ -36,10 +36,7 @@ extension Arbiter {
     func lookUpProcess(of id: SessionID, then: @escaping @Sendable (Int64) -> Void) {
         let connection = self.connection
         Task { [weak self] in
-            let reply = try? await connection.call(
-                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-                method: "GetConnectionUnixProcessID", [.string(id.rawValue)], timeout: .seconds(5))
-            let pid = reply?.first?.int64
+            let pid = try? await connection.processID(of: id.rawValue, timeout: .seconds(5))
             // Back on the bus thread, where NameOwnerChanged is handled: a caller that left
             // while the bus answered is no longer in `registering`, and nothing happens.
             _ = connection.schedule(after: .zero) { [weak self] in

@@ -77,14 +77,10 @@ extension Arbiter {
     private func listEarshotPeers() {
         let connection = self.connection
         Task { [weak self] in
-            let queued = (try? await connection.call(
-                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-                method: "ListQueuedOwners", [.string(ArbiterName.bus)], timeout: Arbiter.foreignCallTimeout).first?.stringArray) ?? []
+            let queued = (try? await connection.nameQueue(ArbiterName.bus, timeout: Arbiter.foreignCallTimeout)) ?? []
             var peers: [String: Int64] = [:]
             for name in queued {
-                peers[name] = (try? await connection.call(
-                    destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-                    method: "GetConnectionUnixProcessID", [.string(name)], timeout: Arbiter.foreignCallTimeout).first?.int64) ?? -1
+                peers[name] = (try? await connection.processID(of: name, timeout: Arbiter.foreignCallTimeout)) ?? -1
             }
             _ = connection.schedule(after: .zero) { [weak self, peers] in
                 guard let self else { return }
@@ -150,9 +146,7 @@ extension Arbiter {
     private func introspectPlayer(_ owner: String) {
         let connection = self.connection
         Task { [weak self] in
-            let pid = try? await connection.call(
-                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-                method: "GetConnectionUnixProcessID", [.string(owner)], timeout: Arbiter.foreignCallTimeout).first?.int64
+            let pid = try? await connection.processID(of: owner, timeout: Arbiter.foreignCallTimeout)
             // The answer is the player's status as of this moment or later; a change after
             // it would come as PropertiesChanged before the answer.
             guard let seenAt = self?.state.withLock({ $0.policy.activations }) else { return }

@@ -61,9 +61,9 @@ public struct NameOwnerChange: Sendable, Hashable {
 }
 
 extension DBusConnection {
-    private func busCall(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+    private func busCall(_ method: String, _ arguments: [DBusValue], timeout: Duration = .seconds(25)) async throws(DBusError) -> [DBusValue] {
         try await call(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
-                       interface: StandardInterface.bus, method: method, arguments)
+                       interface: StandardInterface.bus, method: method, arguments, timeout: timeout)
     }
 
     /// Requests a well-known name.
@@ -108,20 +108,21 @@ extension DBusConnection {
     }
 
     /// The process id of the connection that owns `name` (`GetConnectionUnixProcessID`), or
-    /// `nil` when the bus cannot say.
+    /// `nil` when the bus cannot say; the bus is waited for at most `timeout`.
     ///
     /// - Throws: ``DBusError`` `InvalidArgs` for an invalid name; the bus's error
-    ///   (`NameHasNoOwner`) when nobody owns it.
-    public func processID(of name: String) async throws(DBusError) -> Int64? {
+    ///   (`NameHasNoOwner`) when nobody owns it; `NoReply` after `timeout`.
+    public func processID(of name: String, timeout: Duration = .seconds(25)) async throws(DBusError) -> Int64? {
         try BusName.validate(name)
-        return try await busCall("GetConnectionUnixProcessID", [.string(name)]).first?.int64
+        return try await busCall("GetConnectionUnixProcessID", [.string(name)], timeout: timeout).first?.int64
     }
 
-    /// The unique names waiting for `name`, owner first.
-    public func nameQueue(_ name: String) async throws(DBusError) -> [String] {
+    /// The unique names waiting for `name`, owner first; the bus is waited for at most
+    /// `timeout`.
+    public func nameQueue(_ name: String, timeout: Duration = .seconds(25)) async throws(DBusError) -> [String] {
         try BusName.validate(name)
         do {
-            return try await busCall("ListQueuedOwners", [.string(name)]).first?.stringArray ?? []
+            return try await busCall("ListQueuedOwners", [.string(name)], timeout: timeout).first?.stringArray ?? []
         } catch where error.name == DBusError.Name.nameHasNoOwner {
             return []
         }

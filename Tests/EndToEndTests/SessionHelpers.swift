@@ -273,10 +273,7 @@ final class SessionWorld: Sendable {
     /// The process id behind a unique name.
     func pid(of uniqueName: String) async throws -> Int32? {
         if let pid = pids.value[uniqueName] { return pid }
-        let reply = try await client.call(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
-                                          interface: StandardInterface.bus, method: "GetConnectionUnixProcessID",
-                                          [.string(uniqueName)])
-        guard let pid = reply.first?.int64.map({ Int32($0) }) else { return nil }
+        guard let pid = try await client.processID(of: uniqueName).map({ Int32($0) }) else { return nil }
         pids.withLock { $0[uniqueName] = pid }
         return pid
     }

@@ -12,7 +12,6 @@ struct SessionArbiterHostTests {
     private func killHost(
         _ host: SessionPlayer, survivor: SessionPlayer, in world: SessionWorld, capture: Capture
     ) async throws -> (killedAt: Double, audio: CapturedAudio) {
-        let hostID = try await host.uniqueName()
         let survivorID = try await survivor.uniqueName()
         #expect(try await world.arbiterHost() == host.process.pid, "the first process started hosts the arbiter")
         #expect(try await world.status().arbiterProcess == host.process.pid, "earshot status names the host's process")

@@ -52,6 +52,15 @@ struct SessionHostilePlayerTests {
         daemon.kill(SIGKILL)
     }
 
+    /// `player` is told to pause once `music` (an `earshot play`) is active, and to play again
+    /// when it has ended; `music` is never interrupted by it.
+    static func expectPausedForTheSession(_ player: FakePlayer, _ music: SessionPlayer) async throws {
+        try await sessionPoll("the player to be told to pause") { player.pauses.value == 1 }
+        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
+        try await sessionPoll("the player to be told to play again") { player.plays.value == 1 }
+        #expect(!music.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
+    }
+
     /// The arbiter learns a new player's status by asking it; a session that activates
     /// before the answer comes found the player already playing, and pauses it as if the
     /// answer had come first. Before the arbiter ordered the late answer against the
@@ -66,11 +75,8 @@ struct SessionHostilePlayerTests {
         let music = try world.play("music", side: .left, duration: 3)
         try await music.waitForSession("active") { $0.active }
         slow.answer()
-        try await sessionPoll("the slow player to be told to pause") { slow.pauses.value == 1 }
+        try await Self.expectPausedForTheSession(slow, music)
         #expect(slow.answeredWhenTold.value, "earshot play took longer than \(FakePlayer.lateAnswerLimit) s to activate: the late answer was not tested")
-        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
-        try await sessionPoll("the slow player to be told to play again") { slow.plays.value == 1 }
-        #expect(!music.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
         daemon.kill(SIGKILL)
     }
 
@@ -84,8 +90,10 @@ struct SessionHostilePlayerTests {
         let daemon = try await world.daemon()
         let mute = try await FakePlayer(world, .answersNever)
         let started = ContinuousClock.now
-        let name = "org.mpris.MediaPlayer2.fake\(FakePlayer.Behaviour.answersNever.rawValue)"
-        let owner = try #require(try await world.client.nameOwner(name))
+        let owner = try #require(try await world.client.nameOwner(mute.busName))
+        @Sendable func listedPlaying() async throws -> Bool {
+            try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
+        }
         // While the arbiter waits for the player's answer.
         var slowest = 0.0
         for _ in 0..<20 {
@@ -97,20 +105,17 @@ struct SessionHostilePlayerTests {
         // after the arbiter asked, which was after `started`): the player is not counted as
         // playing. (A check that ends past the hold says nothing, and is not made.)
         try await Task.sleep(until: started + .milliseconds(2400))
-        let listed = try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
+        let listed = try await listedPlaying()
         if ContinuousClock.now < started + .seconds(FakePlayer.unansweredHold) {
             let report = await world.arbiterReport()
             #expect(!listed, "the player was counted as Playing before it said so: \(report)")
         }
         // Past its hold, the player says Playing by signal; the arbiter takes that.
         try await sessionPoll("the arbiter to list the player as Playing after its signal", timeout: FakePlayer.unansweredHold + 3) {
-            try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
+            try await listedPlaying()
         }
         let music = try world.play("music", side: .left, duration: 2)
-        try await sessionPoll("the player to be told to pause") { mute.pauses.value == 1 }
-        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
-        try await sessionPoll("the player to be told to play again") { mute.plays.value == 1 }
-        #expect(!music.sessionLines.contains { $0.hasPrefix("session: interrupted") }, "\(music.lines)")
+        try await Self.expectPausedForTheSession(mute, music)
         daemon.kill(SIGKILL)
     }
 

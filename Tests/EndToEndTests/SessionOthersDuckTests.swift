@@ -183,7 +183,6 @@ struct SessionOthersDuckTests {
         let music = try world.play("music", side: .left, duration: 5, duck: true)
         try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
         daemon.kill(SIGKILL)
-        let musicID = try await music.uniqueName()
         try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterHost() == music.process.pid }
         try await settle(0.6)
         let during = try await world.volume(of: stream)
@@ -246,7 +245,6 @@ struct SessionOthersStateFileTests {
         let mpv = try await world.mpv()
         let music = try world.play("music", side: .left, duration: 5)
         try await mpv.waitFor("Paused")
-        let musicID = try await music.uniqueName()
         daemon.kill(SIGKILL)
         try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterHost() == music.process.pid }
         try await settle(1)

@@ -169,6 +169,8 @@ final class FakePlayer: Sendable {
     private let held = Locked<[DBusMethodCall]>([])
     private let flooding = Locked<Task<Void, Never>?>(nil)
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    /// The MPRIS name it owns.
+    var busName: String { "org.mpris.MediaPlayer2.fake\(behaviour.rawValue)" }
 
     init(_ world: SessionWorld, _ behaviour: Behaviour) async throws {
         connection = try DBusConnection(.address(world.bus.address))
@@ -234,7 +236,7 @@ final class FakePlayer: Sendable {
         let root = DBusInterface("org.mpris.MediaPlayer2", properties: [DBusProperty("Identity", .string) { .string("Fake \(behaviour)") }])
         let exported = try connection.export([root, player], at: "/org/mpris/MediaPlayer2")
         object.withLock { $0 = exported }
-        _ = try await connection.requestName("org.mpris.MediaPlayer2.fake\(behaviour.rawValue)")
+        _ = try await connection.requestName(busName)
         if behaviour == .floods || behaviour == .flipsStatus {
             let task = Task {
                 var n = 0

@@ -103,13 +103,11 @@ struct SessionScreenLockTests {
         let saver = try await world.runScreenSaver()
         let music = try world.play("music", side: .right, category: "playback")
         try await music.waitUntilPlaying()
-        let musicID = try await music.uniqueName()
         #expect(try await world.arbiterHost() == music.process.pid, "the first process hosts the arbiter")
         try saver.set(locked: true)
         try await sessionPoll("ScreenLocked to be true") { try await world.arbiterProperty("ScreenLocked") == .boolean(true) }
         let ambience = try world.play("ambience", side: .left, category: "ambient")
         try await ambience.waitForSession("interrupted") { $0.interrupted }
-        let ambienceID = try await ambience.uniqueName()
         let capture = try await world.capture()
 
         let asked = saver.questions.value

@@ -248,7 +248,11 @@ final class SessionWorld: Sendable {
     /// own, not on the one its session and players use), nil when none does.
     func arbiterHost() async throws -> Int32? {
         guard let owner = try await arbiterOwner() else { return nil }
-        return try await pid(of: owner)
+        do {
+            return try await pid(of: owner)
+        } catch let error as DBusError where error.name == DBusError.Name.nameHasNoOwner {
+            return nil  // gone between the two questions (a host just killed): none serves now
+        }
     }
 
     func arbiterProperty(_ name: String) async throws -> DBusValue {

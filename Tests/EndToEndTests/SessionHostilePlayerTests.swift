@@ -88,8 +88,9 @@ struct SessionHostilePlayerTests {
     func unansweredPlayerWaitsForItsSignal() async throws {
         let world = try await SessionWorld()
         let daemon = try await world.daemon()
-        let mute = try await FakePlayer(world, .answersNever)
+        // Before the player exists: the arbiter may ask it before its init returns here.
         let started = ContinuousClock.now
+        let mute = try await FakePlayer(world, .answersNever)
         let owner = try #require(try await world.client.nameOwner(mute.busName))
         @Sendable func listedPlaying() async throws -> Bool {
             try await world.others().contains { $0["player"]?.string == owner && $0["status"]?.string == "Playing" }
@@ -101,9 +102,11 @@ struct SessionHostilePlayerTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(slowest < 0.5, "the arbiter took \(slowest) s to answer while a player's GetAll was unanswered")
-        // After the arbiter gave up on the answer (2 s), before the player's hold ends (3 s
-        // after the arbiter asked, which was after `started`): the player is not counted as
-        // playing. (A check that ends past the hold says nothing, and is not made.)
+        // Around when the arbiter gives up on the answer (2 s after it asked), before the
+        // player's hold ends (3 s after the arbiter asked, which was after `started`): the
+        // player is not counted as playing. (A check that ends past the hold says nothing,
+        // and is not made.) CI once took `started` after the player's init, when the arbiter
+        // had asked already, and saw the player's signal before its hold was due to end.
         try await Task.sleep(until: started + .milliseconds(2400))
         let listed = try await listedPlaying()
         if ContinuousClock.now < started + .seconds(FakePlayer.unansweredHold) {

@@ -412,6 +412,25 @@ struct DecodingAccessTests {
         }
     }
 
+    /// `sox file -t s16 -`: the 16-bit samples themselves, whose float value libsndfile's
+    /// normalized read gives exactly (divided by 32768).
+    @Test("a 16-bit file reads as exactly its samples divided by 32768, whatever the block size and byte order",
+          arguments: ["pcm16.wav", "pcm16.aiff", "tagged.flac"])
+    func sixteenBitReadsExactly(_ name: String) async throws {
+        let fixtures = try await DecodingFixtures.shared()
+        let output = fixtures.path(name) + ".\(UUID().uuidString).s16"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        try await DecodingFixtures.tool("sox", ["-D", fixtures.path(name), "-t", "s16", "-e", "signed-integer", "-L", output])
+        let raw = try DecodingFixtures.bytes(output)
+        let expected = raw.withUnsafeBytes { buffer in
+            (0..<raw.count / 2).map { Float(Int16(littleEndian: buffer.loadUnaligned(fromByteOffset: $0 * 2, as: Int16.self))) / 32768 }
+        }
+        // Blocks around the file's 4096-frame 16-bit chunks, and one larger than several.
+        for block in [1, 4095, 4097, 10_000] {
+            #expect(try decode(AudioFile(contentsOf: fixtures.path(name)), block: block) == expected, "blocks of \(block)")
+        }
+    }
+
     @Test func seekClampsToTheFile() async throws {
         let fixtures = try await DecodingFixtures.shared()
         let file = try AudioFile(contentsOf: fixtures.flac)

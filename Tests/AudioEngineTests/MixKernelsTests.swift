@@ -97,3 +97,18 @@ extension MixKernelsTests {
         #expect(converted == expected)
     }
 }
+
+extension MixKernelsTests {
+    @Test("converting from 16 bits divides by 32768, as libsndfile's normalized float read does", arguments: [1, 4, 7, 1026])
+    func convertFromInt16(samples: Int) {
+        var random = SplitMix64(seed: UInt64(samples) + 11)
+        var source = (0..<samples).map { _ in Int16.random(in: .min ... .max, using: &random) }
+        for (i, edge) in [Int16.min, .max, 0, -1, 1].enumerated() where i < samples { source[i] = edge }
+        var converted = [Float](repeating: 99, count: samples)
+        source.withUnsafeBufferPointer { s in
+            converted.withUnsafeMutableBufferPointer { MixKernels.convertFromInt16(s.baseAddress!, $0.baseAddress!, samples: samples) }
+        }
+        #expect(converted == source.map { Float($0) / 32768 })
+        if samples >= 2 { #expect(converted[0] == -1 && converted[1] == 32767 / 32768) }
+    }
+}

@@ -90,6 +90,14 @@ public final class AudioFile: @unchecked Sendable {
     private let lazyTags: Mutex<LazyTags>
     /// A libsndfile error code already reported (by a failed seek), not to report again at the end.
     private var reportedErrorCode: Int32
+    /// For 16-bit PCM, where the samples are read as libsndfile has them (for a WAV of the
+    /// machine's byte order: straight from the file, one `read` per chunk) before
+    /// ``MixKernels/convertFromInt16(_:_:samples:)`` makes them Float32. libsndfile's own float
+    /// read goes through an 8 KB buffer a read at a time and converts sample by sample: it
+    /// was a fifth of a playing `earshot play`'s CPU (bench/power). Nil for other encodings.
+    private let sixteenBitChunk: UnsafeMutablePointer<Int16>?
+    /// Frames in ``sixteenBitChunk``.
+    private static let sixteenBitChunkFrames = 4096
 
     /// Opens the file at `path`.
     ///
@@ -118,6 +126,7 @@ public final class AudioFile: @unchecked Sendable {
         lazyTags = Mutex(.complete(decoder.tags))
         hints = HeaderHints(log: "", format: decoder.format)
         reportedErrorCode = 0
+        sixteenBitChunk = nil
     }
 
     init(handle: OpaquePointer, info: SF_INFO, source: String, virtualSource: VirtualSource?) {
@@ -137,10 +146,13 @@ public final class AudioFile: @unchecked Sendable {
         ))
         hints = HeaderHints(log: Self.log(of: handle), format: format)
         reportedErrorCode = sf_error(handle)
+        sixteenBitChunk = Int(info.format) & Int(SF_FORMAT_SUBMASK) == Int(SF_FORMAT_PCM_16)
+            ? .allocate(capacity: Self.sixteenBitChunkFrames * max(1, Int(info.channels))) : nil
     }
 
     deinit {
         if handle != nil { sf_close(handle) }
+        sixteenBitChunk?.deallocate()
         // `virtualSource` (the bytes libsndfile read from) is released after this, with the other properties.
     }
 
@@ -161,13 +173,32 @@ public final class AudioFile: @unchecked Sendable {
             defer { framePosition = ffmpeg.position }
             return try ffmpeg.read(into: buffer, frames: frames)
         }
-        let count = sf_readf_float(handle, buffer, sf_count_t(frames))
+        let count = sixteenBitChunk.map { readSixteenBit(into: buffer, frames: frames, chunk: $0) }
+            ?? sf_readf_float(handle, buffer, sf_count_t(frames))
         if count > 0 {
             framePosition += count
             return Int(count)
         }
         if let error = endOfStreamError() { throw error }
         return 0
+    }
+
+    /// A 16-bit file's `sf_readf_float`: up to `frames` frames read a chunk at a time as
+    /// 16-bit samples and converted as libsndfile converts them (divided by 32768). Returns
+    /// the frames read, fewer at the end or at an error (which the next read reports).
+    private func readSixteenBit(into buffer: UnsafeMutablePointer<Float>, frames: Int,
+                                chunk: UnsafeMutablePointer<Int16>) -> sf_count_t {
+        let channels = max(1, format.channelCount)
+        var done = 0
+        while done < frames {
+            let asked = min(frames - done, Self.sixteenBitChunkFrames)
+            let got = Int(sf_readf_short(handle, chunk, sf_count_t(asked)))
+            guard got > 0 else { break }
+            MixKernels.convertFromInt16(chunk, buffer + done * channels, samples: got * channels)
+            done += got
+            if got < asked { break }
+        }
+        return sf_count_t(done)
     }
 
     /// Moves the read position to `frame`. A negative frame means 0; a frame past the known end

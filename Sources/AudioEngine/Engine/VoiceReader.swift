@@ -8,6 +8,9 @@ import Synchronization
 /// timeline mark per block. Runs on the engine's reader thread only.
 final class VoiceReader: @unchecked Sendable {
     static let blockFrames = 1024
+    /// The most a stereo file at the engine's rate decodes at a time, straight into the ring:
+    /// 16 KB of a 16-bit file, one `read` (where 1024 frames took one 4 KB `read` each).
+    static let directBlockFrames = 4096
 
     let file: any FrameSource
     /// `file` when it is a network stream (whose reads may find nothing yet), cast once.
@@ -118,8 +121,18 @@ final class VoiceReader: @unchecked Sendable {
                 break
             }
             let read: Int
+            var inPlace = false
             do {
-                read = try file.read(into: decoded, frames: inputFrames)
+                // A stereo file at the engine's rate, neither converted nor stretched: decoded
+                // straight into the ring, a larger block at a time (see ``directBlockFrames``).
+                let direct = fileChannels == 2 && converter == nil && stretcher == nil
+                let span = direct ? voice.ring.writableSpan(maxFrames: min(VoiceReader.directBlockFrames, room)) : (start: decoded, frames: 0)
+                if span.frames >= VoiceReader.blockFrames / 2 {
+                    read = try file.read(into: span.start, frames: span.frames)
+                    inPlace = true
+                } else {
+                    read = try file.read(into: decoded, frames: inputFrames)
+                }
             } catch {
                 fail(voice, error)
                 return wrote
@@ -143,8 +156,13 @@ final class VoiceReader: @unchecked Sendable {
                 endStream(voice)
                 return true
             }
-            toStereo(frames: read)
-            write(voice, stereo, frames: read, endOfInput: false)
+            if inPlace {
+                pushMark(voice, frames: read)
+                voice.ring.commitWrite(frames: read)
+                notePrimed(voice)
+            } else {
+                write(voice, toStereo(frames: read), frames: read, endOfInput: false)
+            }
             mediaTime += Double(read) / Double(file.format.sampleRate)
             wrote = true
             if voice.ring.availableToRead >= voice.ring.capacity / 2 { setStarved(voice, false) }
@@ -200,12 +218,13 @@ final class VoiceReader: @unchecked Sendable {
         }
     }
 
-    private func toStereo(frames: Int) {
+    /// The `frames` frames just decoded, as stereo: `decoded` itself for a stereo file.
+    private func toStereo(frames: Int) -> UnsafeMutablePointer<Float> {
         switch fileChannels {
         case 1:
             for i in 0..<frames { stereo[2 * i] = decoded[i]; stereo[2 * i + 1] = decoded[i] }
         case 2:
-            stereo.update(from: decoded, count: frames * 2)
+            return decoded
         default:
             // More than two channels: the first two are front left and right.
             for i in 0..<frames {
@@ -213,6 +232,7 @@ final class VoiceReader: @unchecked Sendable {
                 stereo[2 * i + 1] = decoded[i * fileChannels + 1]
             }
         }
+        return stereo
     }
 
     /// Converts and stretches `frames` stereo frames and writes them with a mark.
@@ -259,17 +279,27 @@ final class VoiceReader: @unchecked Sendable {
     /// Writes frames into the ring with a timeline mark for their media time.
     private func push(_ voice: Voice, _ frames: UnsafeMutablePointer<Float>, frames count: Int) {
         guard count > 0 else { return }
-        let perFrame = Double(stretchRate) / Double(engineRate)
-        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: outputMediaTime, mediaPerFrame: perFrame,
-                                        isEnd: false, isWrap: wrapPending))
-        wrapPending = false
-        outputMediaTime += Double(count) * perFrame
+        pushMark(voice, frames: count)
         var written = 0
         while written < count {
             let n = voice.ring.write(frames + written * 2, frames: count - written)
             if n == 0 { break }
             written += n
         }
+        notePrimed(voice)
+    }
+
+    /// The timeline mark for `count` frames about to be written at the ring's write index.
+    private func pushMark(_ voice: Voice, frames count: Int) {
+        let perFrame = Double(stretchRate) / Double(engineRate)
+        _ = voice.marks.push(Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: outputMediaTime, mediaPerFrame: perFrame,
+                                        isEnd: false, isWrap: wrapPending))
+        wrapPending = false
+        outputMediaTime += Double(count) * perFrame
+    }
+
+    /// After a write: the voice is primed once its ring holds what a start needs.
+    private func notePrimed(_ voice: Voice) {
         if !voice.primed.load(ordering: .relaxed),
            voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity - 2 * VoiceReader.blockFrames) {
             voice.primed.store(true, ordering: .releasing)

@@ -98,6 +98,14 @@ enum MixKernels {
         }
     }
 
+    /// Converts `samples` 16-bit samples to Float32 in -1..<1 (divided by 32768, as
+    /// libsndfile's normalized float read does).
+    @inline(__always)
+    static func convertFromInt16(_ source: UnsafePointer<Int16>, _ destination: UnsafeMutablePointer<Float>, samples: Int) {
+        let scale: Float = 1.0 / 32768
+        for i in 0..<samples { destination[i] = Float(source[i]) * scale }
+    }
+
     /// The larger of two magnitudes, by a compare and a select.
     @inline(__always)
     private static func larger(_ a: Float, _ b: Float) -> Float { b > a ? b : a }

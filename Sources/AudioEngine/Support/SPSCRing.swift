@@ -74,6 +74,25 @@ final class FrameRing: @unchecked Sendable {
         return count
     }
 
+    /// Producer: where up to `frames` frames may be written in place, contiguous in storage
+    /// (fewer where the storage wraps or the ring is nearly full; none when full), to be
+    /// published by ``commitWrite(frames:)``: a source decodes straight into the ring
+    /// instead of into a buffer that ``write(_:frames:)`` then copies. The same bound as
+    /// `write`'s keeps the consumer's retained frames untouched.
+    func writableSpan(maxFrames frames: Int) -> (start: UnsafeMutablePointer<Float>, frames: Int) {
+        let w = writeIndex.load(ordering: .relaxed)
+        let r = readIndex.load(ordering: .acquiring)
+        let start = Int(w % UInt64(storageFrames))
+        let count = max(0, min(frames, capacity - Int(w &- r), storageFrames - start))
+        return (storage + start * channels, count)
+    }
+
+    /// Producer: publishes `frames` frames written at the start of the last
+    /// ``writableSpan(maxFrames:)`` (at most its length).
+    func commitWrite(frames: Int) {
+        writeIndex.store(writeIndex.load(ordering: .relaxed) &+ UInt64(frames), ordering: .releasing)
+    }
+
     /// Consumer: calls `body` with up to two contiguous spans covering `frames` frames
     /// (or fewer if fewer are buffered), then releases them (keeping up to `retainFrames`).
     /// Returns frames consumed.

@@ -90,15 +90,17 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// `close` frees the timer.
     private var timingFollowUp: OpaquePointer?
     private var timingFollowUpInterval: pa_usec_t = 0
-    /// Where a 16-bit stream's samples are converted before they are written:
-    /// ``conversionFrames`` frames, written a part at a time. Under the lock.
-    private let conversion: UnsafeMutablePointer<Int16>
-    /// 64 KB of 16-bit stereo, libpulse's largest block: each write reaches the server as
-    /// one message, which its sink's thread is woken for. With 16 KB parts a long buffer's
-    /// half-second request was six, and the server's real-time sink thread took the CPU
-    /// from the engine's reader six times while it decoded (bench/power: the reader's
-    /// involuntary switches 1.2 -> 0.6 /s).
-    private static let conversionFrames = 16_384
+    /// The most frames one write asks libpulse for: a whole block of its memory pool (64 KB,
+    /// 16,384 frames of 16-bit stereo), so that each write reaches the server as one message,
+    /// which its sink's thread is woken for. With 16 KB parts a long buffer's half-second
+    /// request was six, and the server's real-time sink thread took the CPU from the engine's
+    /// reader six times while it decoded (bench/power: the reader's involuntary switches
+    /// 1.2 -> 0.6 /s). libpulse may grant less (``beginWrite(frames:)``).
+    private static let messageFrames = 16_384
+    /// The frames mixed at a time while a message is filled: the mix (32 KB of Float32) and
+    /// its conversion stay in the cache, where a half-second mix (192 KB at 48 kHz) went
+    /// through memory in each of its passes (zeroing, mixing, the level scan, converting).
+    private static let pieceFrames = 4096
 
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
@@ -277,7 +279,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.frameBytes = frameBytes
         self.sixteenBit = sixteenBit
         self.timingWithRequests = timingWithRequests
-        conversion = .allocate(capacity: 2 * PulseOutput.conversionFrames)
         let minreq = granted.map { Int($0.minreq) / frameBytes } ?? periodFrames
         let grantedPeriod = max(64, min(minreq, 16_384))
         self.periodFrames = grantedPeriod
@@ -326,7 +327,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     deinit {
         close()
-        conversion.deallocate()
     }
 
     // MARK: Render thread
@@ -491,11 +491,33 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 if lockedFailure() != nil { handBack() }
                 return
             }
-            guard case let (samples, frames)? = puller.mix(maxFrames: writable) else {
+            // One message, filled in place in libpulse's buffer a piece at a time. Each piece
+            // but the last is counted written once the next is to be mixed (which follows
+            // it); the last, with the delay after the write.
+            guard let message = beginWrite(frames: writable) else {
                 handBack()
                 return
             }
-            guard send(samples, frames: frames, seek: takeRestart()) else {
+            var filled = 0, unnoted = 0, playing = true
+            while filled < message.frames {
+                if unnoted > 0 {
+                    puller.wrote(frames: unnoted, delay: nil, sinkPlays: false, underran: false, flushRemainder: sinkLatency)
+                    unnoted = 0
+                }
+                guard case let (samples, frames)? = puller.mix(maxFrames: min(PulseOutput.pieceFrames, message.frames - filled)) else {
+                    playing = false
+                    break
+                }
+                store(samples, frames: frames, into: message.start, at: filled)
+                filled += frames
+                unnoted = frames
+            }
+            guard filled > 0 else {
+                pa_stream_cancel_write(stream)
+                handBack()
+                return
+            }
+            guard commitWrite(message.start, frames: filled, seek: takeRestart()) else {
                 // The render thread writes the next period itself and meets the error.
                 handBack()
                 return
@@ -505,7 +527,11 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
             let delay = lockedDelay()
-            puller.wrote(frames: frames, delay: delay, sinkPlays: lockedSinkPlays(), underran: underran, flushRemainder: sinkLatency)
+            puller.wrote(frames: unnoted, delay: delay, sinkPlays: lockedSinkPlays(), underran: underran, flushRemainder: sinkLatency)
+            guard playing else {
+                handBack()
+                return
+            }
         }
     }
 
@@ -562,23 +588,52 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// Under the lock: writes `frames` frames of the mix (interleaved stereo Float32), the
-    /// first part at `seek`, converted to 16 bits a part at a time for a 16-bit stream.
-    /// False when libpulse refuses a write.
+    /// first message at `seek`, each message converted (or copied) straight into libpulse's
+    /// buffer. False when libpulse refuses a write.
     private func send(_ samples: UnsafePointer<Float>, frames: Int, seek: pa_seek_mode_t) -> Bool {
-        // After a write at the read index libpulse no longer knows the write index.
-        let restarts = seek != PA_SEEK_RELATIVE
-        defer { if restarts { askForTiming(force: true) } }
-        guard sixteenBit else { return pa_stream_write(stream, samples, frames * frameBytes, nil, 0, seek) >= 0 }
         var seek = seek
         var offset = 0
         while offset < frames {
-            let count = min(PulseOutput.conversionFrames, frames - offset)
-            MixKernels.convertToInt16(samples + offset * 2, conversion, samples: count * 2)
-            guard pa_stream_write(stream, conversion, count * frameBytes, nil, 0, seek) >= 0 else { return false }
+            guard let message = beginWrite(frames: frames - offset) else { return false }
+            store(samples + offset * 2, frames: message.frames, into: message.start, at: 0)
+            guard commitWrite(message.start, frames: message.frames, seek: seek) else { return false }
             seek = PA_SEEK_RELATIVE
-            offset += count
+            offset += message.frames
         }
         return true
+    }
+
+    /// Under the lock: libpulse's buffer for the next message, for up to `frames` frames (at
+    /// most ``messageFrames``; libpulse may grant fewer), to be filled in place and passed to
+    /// ``commitWrite(_:frames:seek:)``, which then does not copy it (or to
+    /// `pa_stream_cancel_write`). nil when libpulse refuses.
+    private func beginWrite(frames: Int) -> (start: UnsafeMutableRawPointer, frames: Int)? {
+        var data: UnsafeMutableRawPointer?
+        var bytes = min(frames, PulseOutput.messageFrames) * frameBytes
+        guard pa_stream_begin_write(stream, &data, &bytes) >= 0, let data else { return nil }
+        guard bytes >= frameBytes else {
+            pa_stream_cancel_write(stream)
+            return nil
+        }
+        return (data, bytes / frameBytes)
+    }
+
+    /// Under the lock: `frames` frames of the mix into a message's buffer at frame `offset`,
+    /// converted to 16 bits for a 16-bit stream (``sixteenBit``).
+    private func store(_ samples: UnsafePointer<Float>, frames: Int, into message: UnsafeMutableRawPointer, at offset: Int) {
+        if sixteenBit {
+            MixKernels.convertToInt16(samples, message.assumingMemoryBound(to: Int16.self) + offset * 2, samples: frames * 2)
+        } else {
+            (message.assumingMemoryBound(to: Float.self) + offset * 2).update(from: samples, count: frames * 2)
+        }
+    }
+
+    /// Under the lock: sends a message filled in the buffer of ``beginWrite(frames:)``.
+    /// False when libpulse refuses it.
+    private func commitWrite(_ message: UnsafeMutableRawPointer, frames: Int, seek: pa_seek_mode_t) -> Bool {
+        // After a write at the read index libpulse no longer knows the write index.
+        defer { if seek != PA_SEEK_RELATIVE { askForTiming(force: true) } }
+        return pa_stream_write(stream, message, frames * frameBytes, nil, 0, seek) >= 0
     }
 
     /// Under the lock, before a write: where it goes. The first write after a drain or a

@@ -50,6 +50,15 @@ extension AudioEngine {
     func renderPeriod(_ state: inout RenderState) -> ThreadWait {
         do {
             guard var device = state.output else {
+                // A pause with no output (it failed, and the route monitor paused a queue for the
+                // lost device after the render thread had seen the failure): there is nothing to
+                // flush, and nothing plays on. The voice goes back from the pause's estimate (what
+                // was heard and the sink's latency, see `Voice.pause`) to the clock: the heard
+                // frame, and the moments since.
+                if flushRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                    rewindPausedVoices(toFrame: deviceCurrentTime * Double(state.rate))
+                    eventSemaphore.signal()
+                }
                 guard deviceState.load(ordering: .acquiring) == DeviceState.open.rawValue, let opened = pendingOutput else { return .untilSignalled }
                 pendingOutput = nil
                 take(opened, into: &state)
@@ -74,7 +83,16 @@ extension AudioEngine {
                 // missing delay is not "nothing buffered", which put a paused position at the
                 // end of what was written instead of at what was heard.)
                 let heardAtLastWrite = state.lastDelay.map { Double(state.framesWritten - Int64($0)) } ?? 0
-                publishClock(frames: max(heard, heardAtLastWrite), at: MonotonicClock.seconds())
+                let heardFrame = max(heard, heardAtLastWrite)
+                publishClock(frames: heardFrame, at: MonotonicClock.seconds())
+                // A voice paused just before (the route monitor saw the server go, and a queue
+                // pauses for a lost device) asked for a flush that will not come: its position
+                // is the pause's estimate, which counts on the sink's latency playing on (see
+                // `Voice.pause`): 0.3–0.6 s past what was heard on a null sink at PulseAudio's
+                // defaults (`serverRestart`). Nothing more will play: it goes back to what was
+                // heard.
+                flushRequested.store(false, ordering: .releasing)
+                rewindPausedVoices(toFrame: heardFrame)
                 let error: AudioEngineError
                 switch result {
                 case .serverLost(let reason):

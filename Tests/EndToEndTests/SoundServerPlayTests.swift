@@ -207,9 +207,12 @@ struct SoundServerPlayTests {
     }
 
     /// When the server dies, in milliseconds after the player says it plays: early, before the
-    /// long buffer's second write (its first write, 2 s, is all the stream has had, and no
-    /// write has said what was buffered: a paused position once went to the 2 s written, not
-    /// the 0.15 s heard), and later, after some requests.
+    /// long buffer's second write (its first write, the whole buffer, is all the stream has
+    /// had, and no write has said what was buffered: a paused position once went to the 1.3 s
+    /// written, not the 0.15 s heard), and later, after some requests. The early moment also
+    /// catches a pause for the lost device (the route monitor's, which a queue obeys) that
+    /// comes before or after the stream's own failure: it once stayed at its estimate, the
+    /// sink's latency past what was heard (0.3–0.4 s at PulseAudio's defaults).
     static let restartMoments: [(settle: Int, captured: Int)] = [(50, 150), (700, 500)]
 
     @Test("the sound server restarts mid-play: earshot play pauses where it was, says why, and MPRIS says Paused",

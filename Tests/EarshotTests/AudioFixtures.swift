@@ -70,11 +70,11 @@ func makeFolder(_ name: String) throws -> String {
     return path
 }
 
-/// An engine whose music streams hold a 1 s server-side buffer, as `earshot play
-/// --long-buffer`'s does, and release the output after 0.5 s of silence.
-func longBufferEngine() -> AudioEngine {
+/// An engine whose music streams hold a server-side buffer of `seconds` (`earshot play`
+/// of one file asks for 2 s), and release the output after 0.5 s of silence.
+func longBufferEngine(seconds: Double = 1) -> AudioEngine {
     var configuration = AudioEngine.Configuration()
-    configuration.musicBufferDuration = 1
+    configuration.musicBufferDuration = seconds
     configuration.idleRelease = 0.5
     return AudioEngine(configuration: configuration)
 }

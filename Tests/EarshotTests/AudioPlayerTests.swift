@@ -1,6 +1,7 @@
 import Earshot
 import AudioEngine
 import Foundation
+import Platform
 import Testing
 import TestSupport
 
@@ -166,6 +167,36 @@ struct AudioPlayerTests {
         for (name, (wanted, got)) in zip(names, zip(asked, heard)) {
             #expect(abs(got - wanted) <= 0.030, "\(name): \(got) s heard for \(wanted) s between the calls")
         }
+    }
+
+    /// A change beside a long buffer restarts the stream from what was heard (a flush, and
+    /// the buffer written again). The position must run with the sound from there: it is
+    /// read while playing, then at the pause, which settles where the flush says the sink
+    /// stopped; the two readings differ by the time between them. Before the timing after a
+    /// restart reached the clock, a two-second buffer's position ran 0.38 s behind the sink
+    /// until the next write, a second later (PulseAudio at its defaults), and the pause then
+    /// jumped it forward.
+    @Test("beside a two-second buffer, the position after a volume change runs with the sound")
+    func positionAfterRestart() async throws {
+        let engine = longBufferEngine(seconds: 2)
+        let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 700, duration: 8)), engine: engine)
+        var playing = 0.0, playingAt = 0.0, paused = 0.0, pausedAt = 0.0
+        _ = try await captured {
+            #expect(player.play())
+            try await sleep(2.5)  // past the first requests: the buffer is long and full
+            player.setVolume(0.5, fadeDuration: 0)
+            try await sleep(0.25)
+            (playing, playingAt) = (player.currentTime, MonotonicClock.seconds())
+            try await sleep(0.5)
+            player.pause()
+            pausedAt = MonotonicClock.seconds()
+            try await sleep(0.3)
+            paused = player.currentTime
+            player.stop()
+        }
+        let ran = paused - playing, elapsed = pausedAt - playingAt
+        print("position after a restart: ran \(ran) s in \(elapsed) s")
+        #expect(abs(ran - elapsed) <= 0.015, "the position ran \(ran) s in \(elapsed) s (read at \(playing), paused at \(paused))")
     }
 
     @Test("a seek while playing lands where asked (stepped tone: frequency tells position)")

@@ -340,8 +340,16 @@ extension AudioEngine {
         let resume = max(earliest, state.framesWritten - Int64(dropped))
         _ = forEachVoice { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
         state.framesWritten = resume
+        state.timingWatchUntil = MonotonicClock.seconds() + AudioEngine.restartTimingWatch
         return nil
     }
+
+    /// How long after a restart the timing that comes between a long buffer's writes goes
+    /// on setting the clock. The flush's own timing still counts the part of the sink's
+    /// latency that the sink gives back as it rewinds; with only the writes to correct it, a
+    /// two-second buffer's clock (and the MPRIS position) ran 0.38 s behind the sink for a
+    /// second, until its next write (PulseAudio at its defaults, a seek then a volume change).
+    static let restartTimingWatch = 0.5
 
     /// How long a long buffer's first write waits for the playing voices to be primed
     /// before it goes ahead with what they have (see `primeFrames`): decoding a buffer and a
@@ -705,6 +713,9 @@ struct RenderState {
     var restartDeadline: Double?
     /// While a long buffer's start waits for its voices: when it goes ahead regardless.
     var startDeadline: Double?
+    /// After a long buffer's restart: until when timing that comes between writes still
+    /// sets the clock (see ``AudioEngine/restartTimingWatch``).
+    var timingWatchUntil: Double = 0
     /// The rate of the output taken last: the clock and `framesWritten` count in it.
     var rate: Int
 
@@ -745,6 +756,8 @@ final class RenderPull: OutputPuller, @unchecked Sendable {
     }
 
     var awaitsPlayingSink: Bool { state.running && engine.value?.streamHeard.load(ordering: .relaxed) == false }
+
+    var wantsTiming: Bool { awaitsPlayingSink || (state.running && MonotonicClock.seconds() < state.timingWatchUntil) }
 
     func timed(delay: Int, sinkPlays: Bool) {
         guard let engine = engine.value else { return }

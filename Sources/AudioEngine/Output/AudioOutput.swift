@@ -85,9 +85,12 @@ protocol OutputPuller: AnyObject {
     /// playing.
     func wrote(frames: Int, delay: Int?, sinkPlays: Bool, underran: Bool, flushRemainder: Int)
     /// Whether the stream has started and its timing has not yet shown the sink playing:
-    /// the output then passes on timing that comes between writes (a long buffer's next
-    /// request may be half a second away).
+    /// the output then asks for timing every few milliseconds (see ``wantsTiming``).
     var awaitsPlayingSink: Bool { get }
+    /// Whether the output passes on timing that comes between writes, and asks for more
+    /// (10, 20, 40 … ms apart): the sink is yet to be heard playing, or a restart has just
+    /// flushed what it held. A long buffer's next request may be half a second away.
+    var wantsTiming: Bool { get }
     /// Timing came between writes: the output's delay now, and whether the sink plays.
     func timed(delay: Int, sinkPlays: Bool)
 }

@@ -394,12 +394,13 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     /// Under the lock, after a write or on a stream event (see ``timingWithRequests``): asks
     /// PulseAudio for the stream's timing if ``timingInterval`` has passed since the last
-    /// ask; with `force`, at once, and again 10, 20, 40 … ms later until the stream is heard
-    /// (the follow-ups stop there: a reply after a restart or an underflow needs no more).
+    /// ask; with `force`, at once, and again 10, 20, 40 … ms later while the puller wants
+    /// timing (the stream is yet to be heard, or a restart has just flushed; a reply after
+    /// an underflow needs no more).
     private func askForTiming(force: Bool = false) {
         guard timingWithRequests else { return }
         let now = pa_rtclock_now()
-        if force, awaitsStart { followUpTiming(after: 10_000, now: now) }
+        if force, wantsTiming { followUpTiming(after: 10_000, now: now) }
         if force || now >= timingAsked + PulseOutput.timingInterval { sendTimingRequest(now: now) }
     }
 
@@ -411,10 +412,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_operation_unref(operation)
     }
 
-    /// Under the lock: whether the follow-up asks go on: the stream is yet to be heard (or
-    /// the render thread writes, and cannot say); once it is, the asks after writes keep the
-    /// clock.
-    private var awaitsStart: Bool { puller?.awaitsPlayingSink ?? true }
+    /// Under the lock: whether the follow-up asks go on: the puller wants timing between
+    /// writes (or the render thread writes, and cannot say); once it does not, the asks after
+    /// writes keep the clock.
+    private var wantsTiming: Bool { puller?.wantsTiming ?? true }
 
     /// Under the lock: sets the follow-up timer to ask in `interval` µs, unless that reaches
     /// ``timingInterval`` (the asks after writes go on from there).
@@ -429,7 +430,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             // libpulse's thread, lock held; `close` frees the timer before the output goes.
             guard let userdata else { return }
             let output = Unmanaged<PulseOutput>.fromOpaque(userdata).takeUnretainedValue()
-            guard output.awaitsStart else { return }
+            guard output.wantsTiming else { return }
             let now = pa_rtclock_now()
             output.sendTimingRequest(now: now)
             output.followUpTiming(after: 2 * output.timingFollowUpInterval, now: now)
@@ -536,9 +537,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// Under the lock, on libpulse's thread: new timing came. Passed on to the puller while
-    /// it waits to hear the sink play (see ``OutputPuller/awaitsPlayingSink``).
+    /// it wants it (see ``OutputPuller/wantsTiming``).
     private func timingUpdatedLocked() {
-        guard let puller, puller.awaitsPlayingSink, lockedFailure() == nil, let delay = lockedDelay() else { return }
+        guard let puller, puller.wantsTiming, lockedFailure() == nil, let delay = lockedDelay() else { return }
         puller.timed(delay: delay, sinkPlays: lockedSinkPlays())
         if puller.awaitsPlayingSink { watchForPlayingSink() }
     }

@@ -120,8 +120,8 @@ struct AudioPlayerTests {
         #expect(regions.totalDuration.isClose(to: 1.5, within: 0.03), "\(regions) \(audio.duration)")
     }
 
-    /// A music stream may hold a long server-side buffer (`musicBufferDuration`, 1 s, as
-    /// `earshot play` of one file does) for low power; what changes what is heard must not
+    /// A music stream may hold a long server-side buffer (`musicBufferDuration`, 1 s here;
+    /// `earshot play` of one file asks for 2 s) for low power; what changes what is heard must not
     /// wait behind it. Each change is timed as heard (the edges of the captured sound)
     /// against the time between the calls, so that the latencies common to all cancel out
     /// and one change heard late shows (without the restarts, each is heard up to a second

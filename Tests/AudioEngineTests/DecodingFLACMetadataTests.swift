@@ -53,7 +53,7 @@ struct DecodingFLACMetadataTests {
     }
 
     @Test func commentsAndPicturesAreRead() throws {
-        let metadata = try #require(FLACMetadata.read(FLACMetadata.Memory(all: Self.sample.bytes), pictures: true))
+        let metadata = try #require(FLACMetadata.read(HeaderBytes.Memory(all: Self.sample.bytes), pictures: true))
         #expect(metadata.comments.map(\.key) == ["TITLE", "ARTIST", "artist", "ALBUMARTIST", "COMPOSER", "TRACKNUMBER",
                                                  "DISCNUMBER", "DESCRIPTION", "DATE"], "a field without = is dropped")
         let tags = metadata.tags
@@ -69,7 +69,7 @@ struct DecodingFLACMetadataTests {
         #expect(metadata.pictures.map(\.type) == [4, 3])
         #expect(metadata.coverPicture?.data == Self.front, "the front cover, though it comes second")
 
-        let withoutPictures = try #require(FLACMetadata.read(FLACMetadata.Memory(all: Self.sample.bytes), pictures: false))
+        let withoutPictures = try #require(FLACMetadata.read(HeaderBytes.Memory(all: Self.sample.bytes), pictures: false))
         #expect(withoutPictures.pictures.isEmpty)
         #expect(withoutPictures.tags == tags)
     }
@@ -78,10 +78,10 @@ struct DecodingFLACMetadataTests {
         let bytes = Self.sample.bytes
         let metadataEnd = bytes.count - 4
         for length in 0..<metadataEnd {
-            #expect(FLACMetadata.read(FLACMetadata.Memory(all: Array(bytes.prefix(length))), pictures: true) == nil,
+            #expect(FLACMetadata.read(HeaderBytes.Memory(all: Array(bytes.prefix(length))), pictures: true) == nil,
                     "cut at \(length) of \(metadataEnd)")
         }
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: Array(bytes.prefix(metadataEnd))), pictures: true) != nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: Array(bytes.prefix(metadataEnd))), pictures: true) != nil)
     }
 
     @Test func lengthsBeyondTheirBlockAreRefused() {
@@ -90,7 +90,7 @@ struct DecodingFLACMetadataTests {
             var body = FLACBuilder.le32(0) + FLACBuilder.le32(1) + FLACBuilder.le32(3) + Array("A=B".utf8)
             fields(&body)
             builder.blocks.append((4, body))
-            return FLACMetadata.read(FLACMetadata.Memory(all: builder.bytes), pictures: true)
+            return FLACMetadata.read(HeaderBytes.Memory(all: builder.bytes), pictures: true)
         }
         #expect(read { _ in } != nil)
         #expect(read { $0.replaceSubrange(0..<4, with: FLACBuilder.le32(0x7FFF_FFFF)) } == nil, "vendor length")
@@ -102,29 +102,29 @@ struct DecodingFLACMetadataTests {
         var body = picture.blocks[1].body
         body.replaceSubrange((body.count - Self.front.count - 4)..<(body.count - Self.front.count), with: FLACBuilder.be32(0xFFFF_FFF0))
         picture.blocks[1].body = body
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: picture.bytes), pictures: true) == nil, "picture length")
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: picture.bytes), pictures: false) != nil, "a picture skipped is not parsed")
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: picture.bytes), pictures: true) == nil, "picture length")
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: picture.bytes), pictures: false) != nil, "a picture skipped is not parsed")
     }
 
     @Test func notAFLACStreamFromItsFirstByte() {
         let bytes = Self.sample.bytes
         // An ID3v2 tag before fLaC: left to FFmpeg.
         let id3 = Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 0]
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: id3 + bytes), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: id3 + bytes), pictures: true) == nil)
         // The first block is not STREAMINFO, or has the wrong length.
         var noStreamInfo = FLACBuilder()
         noStreamInfo.blocks[0] = (4, FLACBuilder.le32(0) + FLACBuilder.le32(0))
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: noStreamInfo.bytes), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: noStreamInfo.bytes), pictures: true) == nil)
         var shortStreamInfo = FLACBuilder()
         shortStreamInfo.blocks[0].body.removeLast()
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: shortStreamInfo.bytes), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: shortStreamInfo.bytes), pictures: true) == nil)
         // No last-block flag: the reader runs into the audio frame (type 127) and stops.
         var unterminated = Self.sample.bytes
         let lastHeader = unterminated.count - 4 - (Self.sample.blocks.last!.body.count + 4)
         unterminated[lastHeader] &= 0x7F
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: unterminated), pictures: true) == nil)
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: Array("RIFF....WAVE".utf8)), pictures: true) == nil)
-        #expect(FLACMetadata.read(FLACMetadata.Memory(all: []), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: unterminated), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: Array("RIFF....WAVE".utf8)), pictures: true) == nil)
+        #expect(FLACMetadata.read(HeaderBytes.Memory(all: []), pictures: true) == nil)
     }
 
     @Test func aPictureOverTheLimitIsIgnored() throws {
@@ -147,7 +147,7 @@ struct DecodingFLACMetadataTests {
         let field = Array("TITLE=La ".utf8) + [0xE9, 0x01] + Array("t\u{7}e".utf8)
         body += FLACBuilder.le32(field.count) + field
         builder.blocks.append((4, body))
-        let metadata = try #require(FLACMetadata.read(FLACMetadata.Memory(all: builder.bytes), pictures: false))
+        let metadata = try #require(FLACMetadata.read(HeaderBytes.Memory(all: builder.bytes), pictures: false))
         #expect(metadata.tags.title == "La \u{FFFD}te")
     }
 
@@ -155,7 +155,7 @@ struct DecodingFLACMetadataTests {
     @Test func realFilesReadAsFFmpegReadsThem() async throws {
         let fixtures = try await DecodingFFmpegFixtures.shared()
         for path in [fixtures.taggedFLAC, fixtures.base.flac] {
-            let file = try #require(FLACMetadata.File(path: path))
+            let file = try #require(HeaderBytes.File(path: path))
             let native = try #require(FLACMetadata.read(file, pictures: true), "\(path)")
             let ffmpeg = try #require(FFmpegTagReader.tags(path: path))
             #expect(native.tags == ffmpeg, "\(path)")

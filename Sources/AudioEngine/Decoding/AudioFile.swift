@@ -56,8 +56,10 @@ public final class AudioFile: @unchecked Sendable {
     /// The text tags of the file.
     ///
     /// For a file libsndfile decodes, the fields FFmpeg adds (see ``AudioFileTags``) cost a second
-    /// header parse, a few milliseconds: it is made on the first access, not when the file is
-    /// opened, so that what never shows tags (system sounds, `earshot sound`) never pays for it.
+    /// header parse, a few milliseconds (and FFmpeg's load, tens, the first time; a FLAC file's
+    /// comments are read without it, and a WAV or AIFF file without tags needs none): it is made
+    /// on the first access, not when the file is opened, so that what never shows tags (system
+    /// sounds, `earshot sound`) never pays for it.
     /// The first access blocks for that parse; later ones return the same tags at once.
     public var tags: AudioFileTags {
         lazyTags.withLock { state in

@@ -5,18 +5,33 @@ extension AudioFileTags {
     /// The tags of a file libsndfile opened, completed from a second reading of the same
     /// bytes: libsndfile's seven string fields stand where it has them; the second reading adds
     /// the artists as a list, the album artists, the composer and the disc number, and any
-    /// field libsndfile left empty. A FLAC file's comments are read by ``FLACMetadata``; any
-    /// other file's tags by FFmpeg. `path` or `bytes` is the file (bytes: a reader of their
+    /// field libsndfile left empty. A FLAC file's comments are read by ``FLACMetadata``; a WAV
+    /// or AIFF file whose chunks hold no tags (``RIFFChunks``) has libsndfile's alone; any
+    /// other file's tags are read by FFmpeg. `path` or `bytes` is the file (bytes: a reader of their
     /// own, so that libsndfile's read position is not moved). When neither can read the
     /// file, the tags are libsndfile's alone.
     static func completing(_ sndfile: AudioFileTags, path: String?, bytes: VirtualSource?) -> AudioFileTags {
         let second: AudioFileTags?
         if let path {
-            second = FLACMetadata.File(path: path).flatMap { FLACMetadata.read($0, pictures: false)?.tags }
-                ?? FFmpegTagReader.tags(path: path)
+            let file = HeaderBytes.File(path: path)
+            if let flac = file.flatMap({ FLACMetadata.read($0, pictures: false) }) {
+                second = flac.tags
+            } else if let file, RIFFChunks.carryNoTags(file) {
+                // A WAV or AIFF file without tags: nothing for FFmpeg to add (its load is most
+                // of a plain WAV's start).
+                second = nil
+            } else {
+                second = FFmpegTagReader.tags(path: path)
+            }
         } else if let bytes {
-            second = FLACMetadata.read(FLACMetadata.Memory(all: bytes.bytes), pictures: false)?.tags
-                ?? FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
+            let memory = HeaderBytes.Memory(all: bytes.bytes)
+            if let flac = FLACMetadata.read(memory, pictures: false) {
+                second = flac.tags
+            } else if RIFFChunks.carryNoTags(memory) {
+                second = nil
+            } else {
+                second = FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
+            }
         } else {
             second = nil
         }

@@ -44,11 +44,14 @@ public struct CoverArt: Sendable, Hashable {
     }
 
     /// The picture embedded in the audio file at `path`, if any. A FLAC file's pictures are
-    /// read by ``FLACMetadata``, any other file's by FFmpeg.
+    /// read by ``FLACMetadata``; a WAV or AIFF file without tags has none (a picture comes in
+    /// an ID3 chunk, see ``RIFFChunks``); any other file's are read by FFmpeg.
     public static func embedded(inAudioFileAt path: String) -> CoverArt? {
-        if let file = FLACMetadata.File(path: path), let flac = FLACMetadata.read(file, pictures: true) {
+        let file = HeaderBytes.File(path: path)
+        if let file, let flac = FLACMetadata.read(file, pictures: true) {
             return flac.coverPicture.map { CoverArt(data: $0.data) }
         }
+        if let file, RIFFChunks.carryNoTags(file) { return nil }
         return embeddedByFFmpeg(inAudioFileAt: path)
     }
 

@@ -33,7 +33,7 @@ struct FLACMetadata: Sendable, Equatable {
     /// Reads the metadata blocks of the FLAC stream in `source`, with the pictures' bytes when
     /// `pictures` is true (otherwise picture blocks are skipped unread). Nil when `source` is
     /// not a FLAC stream that starts at its first byte, or breaks one of the format's rules.
-    static func read(_ source: some FLACByteSource, pictures wantPictures: Bool) -> FLACMetadata? {
+    static func read(_ source: some HeaderByteSource, pictures wantPictures: Bool) -> FLACMetadata? {
         guard let magic = source.bytes(at: 0, count: 4), magic.elementsEqual("fLaC".utf8) else { return nil }
         var metadata = FLACMetadata()
         var offset = 4
@@ -119,52 +119,6 @@ struct FLACMetadata: Sendable, Equatable {
             fields[key.lowercased(), default: []].append(value)
         }
         return AudioFileTags(fields: fields)
-    }
-}
-
-/// Where ``FLACMetadata`` reads bytes from: a file or bytes in memory.
-protocol FLACByteSource {
-    /// The source's length in bytes.
-    var count: Int { get }
-    /// `count` bytes from `offset`, or nil when they are not all there (or cannot be read).
-    func bytes(at offset: Int, count: Int) -> [UInt8]?
-}
-
-extension FLACMetadata {
-    /// Bytes in memory.
-    struct Memory: FLACByteSource {
-        let all: [UInt8]
-        var count: Int { all.count }
-        func bytes(at offset: Int, count: Int) -> [UInt8]? {
-            guard offset >= 0, count >= 0, offset <= all.count - count else { return nil }
-            return Array(all[offset..<offset + count])
-        }
-    }
-
-    /// A regular file, read with `pread` where asked: a picture skipped is never read.
-    final class File: FLACByteSource {
-        private let descriptor: Int32
-        let count: Int
-
-        /// Opens `path`; nil when it cannot be opened or is not a regular file.
-        init?(path: String) {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { return nil }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-                close(descriptor)
-                return nil
-            }
-            self.descriptor = descriptor
-            count = Int(status.st_size)
-        }
-
-        deinit { close(descriptor) }
-
-        func bytes(at offset: Int, count wanted: Int) -> [UInt8]? {
-            guard offset >= 0, wanted >= 0, offset <= count - wanted else { return nil }
-            return readFully(descriptor, count: wanted, at: offset)
-        }
     }
 }
 

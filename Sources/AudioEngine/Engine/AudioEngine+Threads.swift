@@ -345,10 +345,11 @@ extension AudioEngine {
     }
 
     /// How long after a restart the timing that comes between a long buffer's writes goes
-    /// on setting the clock. The flush's own timing still counts the part of the sink's
-    /// latency that the sink gives back as it rewinds; with only the writes to correct it, a
-    /// two-second buffer's clock (and the MPRIS position) ran 0.38 s behind the sink for a
-    /// second, until its next write (PulseAudio at its defaults, a seek then a volume change).
+    /// on setting the clock. The timing taken with the flush does not yet say where the sink
+    /// goes on from; with only the writes to correct it, a two-second buffer's clock (and the
+    /// MPRIS position) ran 0.38 s behind the sink for a second, until its next write
+    /// (PulseAudio at its defaults, a seek then a volume change); the replies to the asks
+    /// that follow a restart put it right within the half second.
     static let restartTimingWatch = 0.5
 
     /// How long a long buffer's first write waits for the playing voices to be primed

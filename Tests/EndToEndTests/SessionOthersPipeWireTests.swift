@@ -44,6 +44,22 @@ struct SessionOthersPipeWireTests {
         func waitForMPV(_ status: String, timeout: Double = 8) async throws {
             try await sessionPoll("mpv to say \(status)", timeout: timeout) { await self.mprisStatus("org.mpris.MediaPlayer2.mpv") == status }
         }
+
+        /// Waits until the arbiter (the daemon) lists mpv among the other players as Playing.
+        /// mpv-mpris answers Get with its new status before it signals the change, so a
+        /// session started as soon as mpv said Playing could come before the arbiter heard it,
+        /// and mpv, playing after that session, would rightly be left playing: one CI run
+        /// timed out waiting for Paused that way (SessionOthersTests waits the same way).
+        func waitForArbiterToKnowMPVPlaying() async throws {
+            let mpv = try #require(try await client.nameOwner("org.mpris.MediaPlayer2.mpv"))
+            try await sessionPoll("the arbiter to know mpv as Playing", timeout: 10) {
+                let reply = try await self.client.call(destination: SessionArbiter.name, path: SessionArbiter.path,
+                                                       interface: StandardInterface.properties, method: "Get",
+                                                       [.string(SessionArbiter.interface), .string("Others")])
+                let others = (try #require(reply.first).unwrapped.elements ?? []).compactMap(\.stringKeyedDictionary)
+                return others.contains { $0["player"]?.string == mpv && $0["status"]?.string == "Playing" }
+            }
+        }
     }
 
     @Test("earshot play pauses mpv and plays it again when it ends")
@@ -52,6 +68,7 @@ struct SessionOthersPipeWireTests {
         let mpv = try Child("mpv", ["--no-video", "--no-terminal", "--ao=pulse", "--loop-file=inf",
                                     try SessionWorld.tone(.right, frequency: 700, duration: 30)], environment: world.environment)
         try await world.waitForMPV("Playing")
+        try await world.waitForArbiterToKnowMPVPlaying()
         let music = try Child(Paths.earshot, ["play", "--name", "music", try SessionWorld.tone(.left, frequency: 300, duration: 2)],
                               environment: world.environment)
         try await world.waitForMPV("Paused")

@@ -13,25 +13,9 @@ extension AudioFileTags {
     static func completing(_ sndfile: AudioFileTags, path: String?, bytes: VirtualSource?) -> AudioFileTags {
         let second: AudioFileTags?
         if let path {
-            let file = HeaderBytes.File(path: path)
-            if let flac = file.flatMap({ FLACMetadata.read($0, pictures: false) }) {
-                second = flac.tags
-            } else if let file, RIFFChunks.carryNoTags(file) {
-                // A WAV or AIFF file without tags: nothing for FFmpeg to add (its load is most
-                // of a plain WAV's start).
-                second = nil
-            } else {
-                second = FFmpegTagReader.tags(path: path)
-            }
+            second = secondReading(of: HeaderBytes.File(path: path)) { FFmpegTagReader.tags(path: path) }
         } else if let bytes {
-            let memory = HeaderBytes.Memory(all: bytes.bytes)
-            if let flac = FLACMetadata.read(memory, pictures: false) {
-                second = flac.tags
-            } else if RIFFChunks.carryNoTags(memory) {
-                second = nil
-            } else {
-                second = FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes))
-            }
+            second = secondReading(of: HeaderBytes.Memory(all: bytes.bytes)) { FFmpegTagReader.tags(bytes: VirtualSource(bytes: bytes.bytes)) }
         } else {
             second = nil
         }
@@ -49,6 +33,17 @@ extension AudioFileTags {
         tags.composer = second.composer
         tags.discNumber = second.discNumber
         return tags
+    }
+}
+
+extension AudioFileTags {
+    /// The second reading of a file's tags (see ``completing(_:path:bytes:)``): a FLAC file's
+    /// comments; nothing for a WAV or AIFF file whose chunks hold no tags (FFmpeg would add
+    /// nothing, and its load is most of a plain WAV's start); else what `ffmpeg` reads.
+    private static func secondReading(of source: (some HeaderByteSource)?, ffmpeg: () -> AudioFileTags?) -> AudioFileTags? {
+        if let source, let flac = FLACMetadata.read(source, pictures: false) { return flac.tags }
+        if let source, RIFFChunks.carryNoTags(source) { return nil }
+        return ffmpeg()
     }
 }
 

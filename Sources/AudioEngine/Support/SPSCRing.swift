@@ -60,25 +60,25 @@ final class FrameRing: @unchecked Sendable {
         return r > oldest ? Int(r - oldest) : 0
     }
 
-    /// Producer: copies up to `frames` frames in; returns how many fit.
+    /// Producer: copies up to `frames` frames in; returns how many fit. A span at a time
+    /// (two where the storage wraps), each published as it is copied.
     func write(_ source: UnsafePointer<Float>, frames: Int) -> Int {
-        let w = writeIndex.load(ordering: .relaxed)
-        let r = readIndex.load(ordering: .acquiring)
-        let count = min(frames, capacity - Int(w &- r))
-        guard count > 0 else { return 0 }
-        let start = Int(w % UInt64(storageFrames))
-        let first = min(count, storageFrames - start)
-        (storage + start * channels).update(from: source, count: first * channels)
-        if count > first { storage.update(from: source + first * channels, count: (count - first) * channels) }
-        writeIndex.store(w &+ UInt64(count), ordering: .releasing)
-        return count
+        var written = 0
+        while written < frames {
+            let span = writableSpan(maxFrames: frames - written)
+            guard span.frames > 0 else { break }
+            span.start.update(from: source + written * channels, count: span.frames * channels)
+            commitWrite(frames: span.frames)
+            written += span.frames
+        }
+        return written
     }
 
     /// Producer: where up to `frames` frames may be written in place, contiguous in storage
     /// (fewer where the storage wraps or the ring is nearly full; none when full), to be
     /// published by ``commitWrite(frames:)``: a source decodes straight into the ring
-    /// instead of into a buffer that ``write(_:frames:)`` then copies. The same bound as
-    /// `write`'s keeps the consumer's retained frames untouched.
+    /// instead of into a buffer that ``write(_:frames:)`` then copies. The bound keeps the
+    /// consumer's retained frames untouched.
     func writableSpan(maxFrames frames: Int) -> (start: UnsafeMutablePointer<Float>, frames: Int) {
         let w = writeIndex.load(ordering: .relaxed)
         let r = readIndex.load(ordering: .acquiring)

@@ -77,9 +77,10 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
 
     /// Waits until everything written has been played (through a sound server too),
     /// then makes the stream ready to start again on the next write.
-    func drainAndPrepare() {
+    func drainAndPrepare() -> Bool {
         _ = alsa.snd_pcm_drain(handle)
         _ = alsa.snd_pcm_prepare(handle)
+        return true
     }
 
     func flush() -> Int {

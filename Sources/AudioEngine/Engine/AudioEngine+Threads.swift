@@ -149,9 +149,31 @@ extension AudioEngine {
                     state.idleSince = after
                     state.silence.lastIdleCheck = after
                 } else if state.running {
+                    // A change in the last voice's last buffer (its end mixed, not heard: a
+                    // volume change) mixes that voice again from what is heard (see
+                    // `Voice.rewind`): it plays again, and nothing is drained.
+                    if restartRequested.load(ordering: .acquiring) {
+                        if forEachVoice({ !$0.endUnheard.load(ordering: .acquiring) }) {
+                            // Nothing to play again: what is buffered plays out.
+                            restartRequested.store(false, ordering: .releasing)
+                        } else {
+                            if let wait = restartIfRequested(&state, device: device) { return wait }
+                            if anyVoicePlaying() { return .none }
+                        }
+                    }
                     // Let what is buffered play out (the end of the last sound), then stop.
-                    // A voice started meanwhile waits at most this drain.
-                    device.drainAndPrepare()
+                    // A voice started meanwhile waits at most this drain; a pause, a restart
+                    // or a voice played on breaks it off (see `breakOffDrain`).
+                    // (Sequentially consistent with `requestRestart`: either this thread sees
+                    // the request, or the request sees the drain and breaks it off.)
+                    draining.store(true, ordering: .sequentiallyConsistent)
+                    if restartRequested.load(ordering: .sequentiallyConsistent) {
+                        draining.store(false, ordering: .releasing)
+                        return .none
+                    }
+                    let drained = device.drainAndPrepare()
+                    draining.store(false, ordering: .releasing)
+                    guard drained else { return .none }
                     publishClock(frames: Double(state.framesWritten), at: MonotonicClock.seconds())
                     eventSemaphore.signal()
                     state.running = false
@@ -173,6 +195,15 @@ extension AudioEngine {
                 return .seconds(max(0.001, due + 0.001))
             }
             state.idleSince = nil
+            // A pause's flush this thread did not get to before a voice played again (a pause
+            // and a play in quick succession, as a queue's seek in an item's last buffer
+            // makes): a stopped stream has nothing to drop, and a running long buffer is
+            // mixed again from what is heard, as after any change. Left pending, it dropped
+            // the end of the next sound to stop (0.4 s of a queue's last item) for a drain.
+            if flushRequested.exchange(false, ordering: .acquiringAndReleasing), state.running,
+               longBufferActive.load(ordering: .acquiring) {
+                restartRequested.store(true, ordering: .releasing)
+            }
             if !state.running {
                 // The stream starts after silence: if the engine now asks for another format
                 // (a preferred period or rate), the output is opened again with it first.
@@ -206,8 +237,13 @@ extension AudioEngine {
                     let deadline = state.startDeadline ?? now + AudioEngine.longBufferPrimeWait
                     state.startDeadline = deadline
                     if now < deadline {
+                        // Looked at again once the reader can see the wait: a voice primed in
+                        // between would not wake this thread (the reader wakes it only while it
+                        // waits), and the start waited the whole half second (a queue's item
+                        // played on from near its end at another rate, primed at once).
                         startAwaitsVoices.store(true, ordering: .releasing)
-                        return .seconds(deadline - now)
+                        atomicMemoryFence(ordering: .sequentiallyConsistent)
+                        if !playingVoicesReady() { return .seconds(deadline - now) }
                     }
                 }
                 state.startDeadline = nil
@@ -233,7 +269,10 @@ extension AudioEngine {
             case .recovered: underruns.add(1, ordering: .relaxed)
             case .interrupted:
                 // A pause cut the write short: the flush comes next, and the clock stays
-                // as the server last told it.
+                // as the server last told it. If a voice plays again before it (or a play broke
+                // a drain off, see `breakOffDrain`), what was mixed and not written is gone: a
+                // long buffer is mixed again from what is heard.
+                if longBufferActive.load(ordering: .acquiring) { restartRequested.store(true, ordering: .releasing) }
                 return .none
             case let failure:
                 fail(failure)
@@ -334,8 +373,11 @@ extension AudioEngine {
         // The earliest frame the flush can leave the next write at: what is heard now, less
         // the interpolation's error.
         let earliest = Int64(deviceCurrentTime * rate) - Int64(rate * 0.02)
-        guard lastVoiceEnd.load(ordering: .acquiring) <= earliest,
-              forEachVoice({ $0.rewind(toEngineFrame: earliest, dryRun: true) }),
+        // A voice whose end is mixed and not yet heard is mixed again from the frame the
+        // restart goes back to (see `Voice.rewind`); one whose end was taken back (paused,
+        // sought or played again in that time) has been put where it is to be heard next,
+        // and what was mixed of it goes with the flush.
+        guard forEachVoice({ $0.rewind(toEngineFrame: earliest, dryRun: true) }),
               let dropped = device.flushUnplayed(), dropped > 0 else { return nil }
         let resume = max(earliest, state.framesWritten - Int64(dropped))
         _ = forEachVoice { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
@@ -358,10 +400,14 @@ extension AudioEngine {
     static let longBufferPrimeWait = 0.5
 
     /// Whether every playing voice has what a stream start or restart needs: its seek
-    /// applied and its ring primed (or nothing to decode).
+    /// applied and its ring primed (or nothing to decode). A voice queued to follow another
+    /// (`Voice.play(after:)`) counts too: the first write of a long buffer can reach the end
+    /// of the voice before it (a queue's item played on from near its end, its next item
+    /// sent back to the start and given a new rate: the next started 0.4 s late, unprimed).
     private func playingVoicesReady() -> Bool {
         forEachVoice { voice in
-            guard voice.playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue else { return true }
+            let state = voice.playState.load(ordering: .acquiring)
+            guard state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue else { return true }
             return voice.seekGeneration.load(ordering: .acquiring) == voice.appliedSeekGeneration.load(ordering: .acquiring)
                 && voice.primed.load(ordering: .acquiring)
         }
@@ -392,24 +438,33 @@ extension AudioEngine {
         renderWake.signal()
     }
 
+    /// Any thread, as a voice whose end was mixed and not yet heard plays on (sought or
+    /// played again): if nothing else played, the render thread is draining the stream
+    /// (up to a long buffer's length); the drain is broken off, and the restart that the
+    /// voice's play asked for drops the old end, so that the voice is heard at once.
+    func breakOffDrain() {
+        guard draining.load(ordering: .sequentiallyConsistent) else { return }
+        openOutput.withLock { $0?.interruptWrite() }
+    }
+
     /// Any thread: something changed what is heard. With a long buffer playing, the render
     /// thread restarts the stream from the frame heard (see `restartIfRequested`);
     /// otherwise the change is heard within the short buffer and nothing is done.
     func requestRestart() {
         guard longBufferActive.load(ordering: .acquiring), streamRunning.load(ordering: .acquiring) else { return }
-        restartRequested.store(true, ordering: .releasing)
+        restartRequested.store(true, ordering: .sequentiallyConsistent)
         renderWake.signal()
+        // Draining after the last voice's end was mixed: the restart can still play it on.
+        breakOffDrain()
     }
 
     /// Reader thread, as a voice becomes primed: wakes the render thread if a restart or a
     /// long buffer's start waits for the voices.
     func wakeRenderIfAwaitingVoices() {
+        // After the voice's `primed` store: either this sees the wait, or the render thread,
+        // looking again after it says it waits, sees the voice primed.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
         if restartRequested.load(ordering: .acquiring) || startAwaitsVoices.load(ordering: .acquiring) { renderWake.signal() }
-    }
-
-    /// Render thread: a voice's last frame is mixed at engine frame `frame`.
-    func noteVoiceEnded(atFrame frame: Int64) {
-        if lastVoiceEnd.load(ordering: .relaxed) < frame { lastVoiceEnd.store(frame, ordering: .releasing) }
     }
 
     private func soundStarted() {
@@ -578,7 +633,17 @@ extension AudioEngine {
     struct EventState {
         var seenStarts = 0
         var seenStops = 0
-        var finishing: [(voice: Voice, endFrame: Int64, error: AudioFileError?)] = []
+        /// Voices whose end is mixed, until it is heard: with the count of ends taken back
+        /// when the end was seen (a later count: taken back, not reported).
+        var finishing: [Finishing] = []
+    }
+
+    /// A voice's end, mixed and not yet reported.
+    struct Finishing {
+        let voice: Voice
+        let endFrame: Int64
+        let error: AudioFileError?
+        let takenBack: UInt64
     }
 
     /// Delivers sound-start and sound-stop events, and voices' finished and error events.
@@ -653,11 +718,12 @@ extension AudioEngine {
                 voice.onPauseSettled.withLock { $0 }?()
             }
             if voice.finishedFlag.exchange(false, ordering: .acquiring) {
-                // Rewind at once (a replay starts from the top); report when heard.
-                let error = voice.decodeError.withLock { $0 }
-                detach(voice)
-                voice.rewindAfterFinishing()
-                state.finishing.append((voice, voice.endFrame.load(ordering: .relaxed), error))
+                // Reported, rewound and detached when heard: until then the voice stays as
+                // its end left it (its clock says what is heard), and a pause or seek meant
+                // for what is heard takes the end back (see `Voice.takeBackUnheardEnd`).
+                state.finishing.append(Finishing(voice: voice, endFrame: voice.endFrame.load(ordering: .relaxed),
+                                                 error: voice.decodeError.withLock { $0 },
+                                                 takenBack: voice.endsTakenBack.load(ordering: .acquiring)))
             }
         }
         // When nothing else plays, the render thread drains the device and stops the
@@ -666,14 +732,22 @@ extension AudioEngine {
         let drained = !streamRunning.load(ordering: .acquiring)
         let heard = deviceCurrentTime * rate
         let othersPlaying = anyVoicePlaying()
-        let isDue: ((voice: Voice, endFrame: Int64, error: AudioFileError?)) -> Bool = { entry in
+        let isDue: (Finishing) -> Bool = { entry in
             drained || (othersPlaying && Double(entry.endFrame) <= heard)
         }
         let due = state.finishing.filter(isDue)
         state.finishing.removeAll(where: isDue)
-        for (voice, _, error) in due {
-            if let error { voice.onError.withLock { $0 }?(error) }
-            voice.onFinished.withLock { $0 }?(error == nil)
+        for entry in due {
+            let voice = entry.voice
+            // An end taken back since is not reported (the voice was put elsewhere).
+            guard voice.endsTakenBack.load(ordering: .acquiring) == entry.takenBack,
+                  voice.endUnheard.exchange(false, ordering: .acquiringAndReleasing) else { continue }
+            detach(voice)
+            // Rewound before the report: a replay from the handler starts from the top.
+            voice.rewindAfterFinishing()
+            voice.startedBySuccession.store(false, ordering: .releasing)
+            if let error = entry.error { voice.onError.withLock { $0 }?(error) }
+            voice.onFinished.withLock { $0 }?(entry.error == nil)
         }
         let now = deviceCurrentTime
         var dues = state.finishing.map { Double($0.endFrame) / rate - now }

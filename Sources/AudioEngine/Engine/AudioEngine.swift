@@ -63,9 +63,16 @@ public final class AudioEngine: @unchecked Sendable {
         /// from the frame the listener has reached (each voice keeps what it mixed until then).
         /// 0 (the default) keeps the short buffer (``periodFrames`` and ``periods``) for
         /// every stream. Not yet for every app: with the mix a buffer ahead of what is heard,
-        /// a short looping sound's wraps, a gapless queue's next item and
-        /// ``Voice/play(atDeviceTime:)`` in the near future are not handled yet; `earshot
-        /// play` of one local file sets it.
+        /// a short looping sound's wraps and ``Voice/play(atDeviceTime:)`` in the near
+        /// future are not handled yet. A gapless queue's next item follows without a gap and
+        /// is heard once. In the last buffer of a voice (its end mixed, not yet heard:
+        /// ``Voice/isEndingUnheard``) it still plays for the listener: its position moves on,
+        /// a pause or seek takes its end back, and a volume or pan change mixes it again from
+        /// what is heard; each is heard at once. An item shorter than the buffer is followed
+        /// by a gap of about 0.1 s (a queue prepares one item ahead, as an item becomes
+        /// current). A restart waits 50 ms at most for its voices to be primed: one that
+        /// takes longer (a rate change, both a queue's items stretched again) is heard after
+        /// a gap of up to the buffer. `earshot play` of local files sets it.
         public var musicBufferDuration: Double = 0
         /// Seconds without any playing source after which the device is released.
         public var idleRelease: Double = 2
@@ -189,15 +196,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// a change to what is heard then asks the render thread for a restart. Set by the render
     /// thread when it takes an output.
     let longBufferActive = Atomic<Bool>(false)
+    /// The render thread is draining the stream (the last voice's end mixed, up to a long
+    /// buffer to be heard): a restart or a voice played on breaks the drain off.
+    let draining = Atomic<Bool>(false)
     /// A change to what is heard while a long buffer plays: the render thread drops what the
     /// server has not played and mixes again from there (see `restartIfRequested`).
     let restartRequested = Atomic<Bool>(false)
     /// A long buffer's stream start waits for its voices to be primed (render thread sets
     /// and clears it): the reader then wakes the render thread as a voice becomes primed.
     let startAwaitsVoices = Atomic<Bool>(false)
-    /// The latest engine frame at which a voice ended (render thread): a restart cannot go
-    /// back before it (the ended voice is gone from the mix).
-    let lastVoiceEnd = Atomic<Int64>(.min)
     /// A voice paused or stopped while the others were silent: when nothing plays any more,
     /// drop what is buffered rather than letting it play out (a pause is heard at once).
     let flushRequested = Atomic<Bool>(false)

@@ -19,7 +19,14 @@ extension Voice {
     /// - Throws: ``AudioEngineError`` when the device cannot be opened or too many
     ///   sources play; the voice is then paused.
     public func play(atDeviceTime deviceTime: Double? = nil) throws(AudioEngineError) {
+        startedBySuccession.store(false, ordering: .releasing)
         rewindOnFlush.store(false, ordering: .releasing)
+        // Ended in the mix, its end not yet heard: a replay starts from the top, as one
+        // after the end was heard does, and now (not after the drain of the old end).
+        if takeBackUnheardEnd() {
+            rewindAfterFinishing()
+            engine.breakOffDrain()
+        }
         prepare()
         try engine.attach(self)
         let frame = deviceTime.map { Int64(($0 * Double(reader.engineRate)).rounded()) } ?? Int64.min
@@ -37,9 +44,16 @@ extension Voice {
         }
     }
 
+    /// Whether the engine started this voice on its predecessor's end (``play(after:)``) and
+    /// nothing has played, paused or stopped it since, nor has its end been heard. Such a
+    /// voice is playing as far as the listener goes, even when (shorter than a long buffer)
+    /// it has already ended in the mix: its owner does not play it again.
+    package var startedByPredecessor: Bool { startedBySuccession.load(ordering: .acquiring) }
+
     /// Queues this voice to start on the exact frame where `predecessor` ends: gapless
     /// when both are prepared. ``play(atDeviceTime:)`` on a queued voice starts it at once.
     public func play(after predecessor: Voice) throws(AudioEngineError) {
+        if takeBackUnheardEnd() { rewindAfterFinishing() }
         prepare()
         try engine.attach(self)
         playState.store(PlayState.queued.rawValue, ordering: .releasing)
@@ -61,24 +75,51 @@ extension Voice {
     /// ``currentTime`` meanwhile says where the sound is expected to stop. While other
     /// voices play, what was mixed of it still plays out.
     public func pause() {
+        startedBySuccession.store(false, ordering: .releasing)
+        if pauseBeforeUnheardEnd() { return }
         let state = playState.load(ordering: .acquiring)
         guard state == PlayState.playing.rawValue || state == PlayState.queued.rawValue else { return }
         guard state == PlayState.playing.rawValue, !engine.anyVoicePlaying(besides: self) else {
-            playState.store(PlayState.paused.rawValue, ordering: .releasing)
-            if state == PlayState.playing.rawValue { engine.requestRestart() }
+            if state == PlayState.playing.rawValue {
+                settlePaused(at: expectedPausePosition())
+                engine.requestRestart()
+            } else {
+                playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            }
             return
         }
+        let position = expectedPausePosition()
+        pausedPosition.store(position)
+        rewindOnFlush.store(true, ordering: .releasing)
+        engine.silenceNow { settlePaused(at: position) }
+    }
+
+    /// Where a pause now is expected to leave the listener: what is heard, plus what the
+    /// output still plays after it drops the rest (the last flush's remainder).
+    private func expectedPausePosition() -> Double {
         let heard = engine.deviceCurrentTime * Double(reader.engineRate)
         let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
-        pausedPosition.store(clock.mediaTime(atFrame: expected) ?? position.value)
-        rewindOnFlush.store(true, ordering: .releasing)
-        engine.silenceNow { playState.store(PlayState.paused.rawValue, ordering: .releasing) }
+        return clock.mediaTime(atFrame: expected) ?? position.value
+    }
+
+    /// Playing → paused. The render thread may have mixed the voice's end since the pause
+    /// looked (it is stopped then, its end unheard): the end is taken back and the voice
+    /// paused at `position`, so that the end is neither reported nor lost.
+    private func settlePaused(at position: Double) {
+        if playState.compareExchange(expected: PlayState.playing.rawValue, desired: PlayState.paused.rawValue,
+                                     ordering: .acquiringAndReleasing).exchanged { return }
+        guard takeBackUnheardEnd() else { return }
+        seek(to: position, keepingRewind: false)
+        playState.store(PlayState.paused.rawValue, ordering: .releasing)
     }
 
     /// Stops, rewinds to the start, forgets the loops done, and releases the buffers.
     public func stop() {
+        startedBySuccession.store(false, ordering: .releasing)
         clearSuccessor()
-        let wasPlaying = isPlaying
+        // Ended in the mix, its end not yet heard: that end is silenced as a playing voice's
+        // sound would be, and not reported.
+        let wasPlaying = isPlaying || takeBackUnheardEnd()
         if wasPlaying, !engine.anyVoicePlaying(besides: self) {
             engine.silenceNow { playState.store(PlayState.stopped.rawValue, ordering: .releasing) }
         } else {
@@ -92,6 +133,41 @@ extension Voice {
     }
 
     public var isPlaying: Bool { playState.load(ordering: .acquiring) == PlayState.playing.rawValue }
+
+    /// Whether the voice has ended in the mix and its end is still to be heard: with a long
+    /// buffer, up to the buffer's length after ``isPlaying`` turned false. The listener still
+    /// hears it play, ``currentTime`` still moves, and a ``pause()`` or a seek is still for
+    /// what is heard: it takes the end back (the finish is then not reported).
+    public var isEndingUnheard: Bool { endUnheard.load(ordering: .acquiring) }
+
+    /// Takes back an end mixed and not yet heard, so that the event thread does not report
+    /// the finish: returns whether there was one. Whoever calls it puts the voice where the
+    /// listener is to hear it next (a pause's position, a seek's, the start).
+    func takeBackUnheardEnd() -> Bool {
+        guard endUnheard.exchange(false, ordering: .acquiringAndReleasing) else { return false }
+        endsTakenBack.add(1, ordering: .releasing)
+        return true
+    }
+
+    /// A pause while the voice's end is mixed but not heard (the last buffer of a long one):
+    /// the voice is paused at what the listener will have heard once the output drops what
+    /// it has not played, its end taken back. Returns false, doing nothing, when the voice's
+    /// end is not pending.
+    private func pauseBeforeUnheardEnd() -> Bool {
+        guard playState.load(ordering: .acquiring) == PlayState.stopped.rawValue, endUnheard.load(ordering: .acquiring) else { return false }
+        let heard = engine.deviceCurrentTime * Double(reader.engineRate)
+        let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
+        let position = clock.mediaTime(atFrame: min(expected, Double(endFrame.load(ordering: .relaxed)))) ?? duration
+        guard takeBackUnheardEnd() else { return false }
+        seek(to: position, keepingRewind: false)
+        if engine.anyVoicePlaying(besides: self) {
+            playState.store(PlayState.paused.rawValue, ordering: .releasing)
+            engine.requestRestart()
+        } else {
+            engine.silenceNow { playState.store(PlayState.paused.rawValue, ordering: .releasing) }
+        }
+        return true
+    }
 
     /// Whether the voice plays but its first frame since it (re)started (a first play, a play
     /// after a seek, a rate change or its end, a seek while playing) has not been heard yet:
@@ -116,6 +192,13 @@ extension Voice {
 
     /// Moves the position (also while playing); clamped to 0…duration.
     public func seek(to seconds: Double) {
+        // Ended in the mix, its end not yet heard: as far as the listener goes it plays, and
+        // plays on from the seek's target.
+        if takeBackUnheardEnd() {
+            seek(to: seconds, keepingRewind: false)
+            if (try? play()) == nil { playState.store(PlayState.paused.rawValue, ordering: .releasing) }
+            return
+        }
         seek(to: seconds, keepingRewind: false)
         if isPlaying { engine.requestRestart() }
     }
@@ -142,22 +225,29 @@ extension Voice {
 
     /// Sets the gain, ramped over `fadeDuration` seconds (a few milliseconds at least, so
     /// that a change never clicks).
+    /// Setting the volume it has changes nothing (a long buffer is not restarted).
     public func setVolume(_ volume: Float, fadeDuration: Double = 0) {
-        targetVolume.store(max(0, min(1, volume.isFinite ? volume : 0)))
+        let target = max(0, min(1, volume.isFinite ? volume : 0))
+        guard target != targetVolume.value else { return }
+        targetVolume.store(target)
         let frames = max(Int(0.003 * Double(reader.engineRate)),
                          Int((fadeDuration.isFinite ? max(0, fadeDuration) : 0) * Double(reader.engineRate)))
         fadeFrames.store(frames, ordering: .relaxed)
         volumeGeneration.add(1, ordering: .releasing)
-        if isPlaying { engine.requestRestart() }
+        // Ended in the mix, its end not yet heard: the restart plays it again from what is
+        // heard, at the new volume (see `rewind(toEngineFrame:dryRun:)`).
+        if isPlaying || isEndingUnheard { engine.requestRestart() }
     }
 
     /// Stereo balance, −1 (left only) … 0 (center) … 1 (right only): the far channel is
-    /// attenuated linearly, the near one kept.
+    /// attenuated linearly, the near one kept. Setting the pan it has changes nothing.
     public var panPosition: Float {
         get { pan.value }
         set {
-            pan.store(max(-1, min(1, newValue.isFinite ? newValue : 0)))
-            if isPlaying { engine.requestRestart() }
+            let position = max(-1, min(1, newValue.isFinite ? newValue : 0))
+            guard position != pan.value else { return }
+            pan.store(position)
+            if isPlaying || isEndingUnheard { engine.requestRestart() }
         }
     }
 
@@ -179,12 +269,24 @@ extension Voice {
 
     /// Applies a rate change. The reader starts again at the new rate from what was mixed;
     /// on a long buffer that is far ahead of what is heard, so a playing voice starts
-    /// again from what is heard instead, and the engine restarts from there.
+    /// again from what is heard instead, and the engine restarts from there. A change that
+    /// leaves the rate the reader uses as it was (rate enabled at 1, or a rate set while
+    /// disabled) changes nothing heard, and nothing is done: a queue's next item, started
+    /// gaplessly, is given the queue's rate as it becomes current, and a restart then would
+    /// have played its start again.
     private func rateChange(_ change: () -> Void) {
-        let restart = isPlaying && engine.longBufferActive.load(ordering: .acquiring)
+        let effective = { self.rateEnabled.load(ordering: .relaxed) ? self.rate.value : 1 }
+        let before = effective()
+        let ending = !isPlaying && isEndingUnheard
+        let restart = (isPlaying || ending) && engine.longBufferActive.load(ordering: .acquiring)
         let heard = restart ? currentTime : 0
         change()
-        if restart {
+        guard effective() != before else { return }
+        if restart, ending {
+            // Ended in the mix, its end not yet heard: it plays on from what is heard, at the
+            // new rate (the end is taken back; see `seek(to:)`).
+            seek(to: heard)
+        } else if restart {
             seek(to: heard, keepingRewind: false)
             engine.requestRestart()
         }

@@ -74,8 +74,23 @@ public final class Voice: @unchecked Sendable {
     let meterMeanSquareLeft = AtomicFloat(0)
     let meterMeanSquareRight = AtomicFloat(0)
     let finishedFlag = Atomic<Bool>(false)
+    /// Started by the render thread on its predecessor's end (``play(after:)``), and not
+    /// played, paused or stopped by a call since, nor its end heard: it plays, or has already
+    /// ended in the mix (a voice shorter than a long buffer) while its predecessor's end is
+    /// still to be heard. See ``startedByPredecessor``.
+    let startedBySuccession = Atomic<Bool>(false)
     /// The engine frame just after the voice's last frame (when it will have been heard).
     let endFrame = Atomic<Int64>(0)
+    /// Set by the render thread as it mixes the voice's last frame; taken (cleared) by the
+    /// event thread once that frame is heard, which then reports the finish, or before then
+    /// by a call that takes the end back (see ``takeBackUnheardEnd()``): a pause, seek, play
+    /// or stop meant for what the listener still hears. While set, the voice has ended in
+    /// the mix and its end is still to be heard (up to a long buffer later): its ring, clock
+    /// and position stay as the end left them.
+    let endUnheard = Atomic<Bool>(false)
+    /// How many ends were taken back: a finish the event thread holds from an earlier count
+    /// is not reported.
+    let endsTakenBack = Atomic<UInt64>(0)
     let dropouts = Atomic<Int>(0)
     /// Slot index in the engine's render table, or -1.
     let slot = Atomic<Int>(-1)
@@ -269,10 +284,13 @@ public final class Voice: @unchecked Sendable {
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {
                 renderHasStarted = false
+                // Mixed without a gap up to its end: a restart before the end is heard can
+                // mix it again from there (see `rewind(toEngineFrame:dryRun:)`).
+                renderEndFrame = firstFrame + Int64(offset + got)
                 awaitingStart.store(true, ordering: .releasing)
                 playState.store(PlayState.stopped.rawValue, ordering: .releasing)
                 endFrame.store(firstFrame + Int64(offset + got), ordering: .relaxed)
-                engine.noteVoiceEnded(atFrame: firstFrame + Int64(offset + got))
+                endUnheard.store(true, ordering: .releasing)
                 finishedFlag.store(true, ordering: .releasing)
                 startSuccessor(at: firstFrame + Int64(offset + got), mix: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
                 engine.eventSemaphore.signal()
@@ -292,11 +310,16 @@ public final class Voice: @unchecked Sendable {
     /// nothing to undo. A voice that started after `frame` (mixed ahead, into what the
     /// restart drops: it began to play while the render thread was filling a long buffer) is
     /// un-mixed whole and starts again on the next mix, "now" or at its scheduled frame.
+    /// A voice whose end was mixed after `frame` and is not yet heard (nor taken back, see
+    /// ``endUnheard``) plays again from there, as if it had not ended: a change in its last
+    /// buffer is heard at once, and its end comes again on the same frame.
     /// Takes no lock, allocates nothing.
     func rewind(toEngineFrame requested: Int64, dryRun: Bool) -> Bool {
         guard ringOwner.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged else { return false }
         defer { ringOwner.store(0, ordering: .releasing) }
-        guard renderHasStarted,
+        let revive = !renderHasStarted && renderEndFrame != .min && endUnheard.load(ordering: .acquiring)
+            && playState.load(ordering: .acquiring) == PlayState.stopped.rawValue
+        guard renderHasStarted || revive,
               seekGeneration.load(ordering: .acquiring) == appliedSeekGeneration.load(ordering: .acquiring) else { return true }
         guard renderEndFrame != .min else { return false }
         let unstart = requested < renderStartedAt && renderContiguousFrom == renderStartedAt
@@ -313,6 +336,15 @@ public final class Voice: @unchecked Sendable {
         }
         guard let found else { return false }
         if dryRun { return true }
+        if revive {
+            // Claimed before the ring moves. A pause, seek, play or stop that took the end back
+            // meanwhile has put the voice elsewhere (and sets its state): it is left alone.
+            guard playState.compareExchange(expected: PlayState.stopped.rawValue, desired: PlayState.playing.rawValue,
+                                            ordering: .acquiringAndReleasing).exchanged,
+                  endUnheard.exchange(false, ordering: .acquiringAndReleasing) else { return true }
+            renderHasStarted = true
+            awaitingStart.store(false, ordering: .releasing)
+        }
         ring.rewind(by: Int(back))
         marks.rewind(to: found.index &+ 1)
         renderMark = found.mark
@@ -339,6 +371,7 @@ public final class Voice: @unchecked Sendable {
         guard next.playState.compareExchange(expected: PlayState.queued.rawValue, desired: PlayState.playing.rawValue,
                                              ordering: .acquiringAndReleasing).exchanged else { return }
         next.startFrame.store(frame, ordering: .relaxed)
+        next.startedBySuccession.store(true, ordering: .releasing)
         if next.lastRenderedCycle == cycle { next.lastRenderedCycle = cycle &- 1 }
         next.render(into: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
     }

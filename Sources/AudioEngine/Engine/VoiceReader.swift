@@ -36,6 +36,15 @@ final class VoiceReader: @unchecked Sendable {
     private var outputMediaTime = 0.0
     /// Output frames still to drop for the stretcher's start delay.
     private var stretchDelay = 0
+    /// Frames given to the stretcher since its start (its start pad not counted), and frames
+    /// taken from it into the ring (its start delay not counted): at the end it is played
+    /// out until the second is the first at the rate (see ``playOutStretcher(_:)``).
+    private var stretchedIn = 0
+    private var stretchedOut = 0
+    /// While the stretcher is played out: the most frames it may still give.
+    private var stretchedLimit = Int.max
+    /// What the stretcher owes in all for the input it was given: that input's length at the rate.
+    private var stretchedDue: Int { Int((Double(stretchedIn) / Double(stretchRate)).rounded()) }
     private var loopsDone = 0
     /// The next mark pushed is the first after a loop's wrap.
     private var wrapPending = false
@@ -152,7 +161,11 @@ final class VoiceReader: @unchecked Sendable {
                     outputMediaTime = 0
                     continue
                 }
-                drain(voice)
+                guard drain(voice) else {
+                    // The stretcher's rest needs more room in the ring: again on the next refill.
+                    refilling = false
+                    return wrote
+                }
                 endStream(voice)
                 return true
             }
@@ -200,6 +213,7 @@ final class VoiceReader: @unchecked Sendable {
         if let stretcher { rubberBand.rubberband_delete(stretcher) }
         stretcher = nil
         stretchRate = rate
+        (stretchedIn, stretchedOut, stretchedLimit) = (0, 0, .max)
         if rate != 1, case .failure(let unavailable) = LoadedLibraries.rubberBand {
             failure = AudioFileError(source: file.source, reason: .decodeFailed("cannot play at rate \(rate): \(unavailable)"))
         } else if rate != 1 {
@@ -252,14 +266,22 @@ final class VoiceReader: @unchecked Sendable {
             } while consumed < frames || (endOfInput && count < convertedCapacity)
             output = converted
         }
-        guard let stretcher else {
+        guard stretcher != nil else {
             push(voice, output, frames: count)
             return
         }
         for i in 0..<count { planar.0[i] = output[2 * i]; planar.1[i] = output[2 * i + 1] }
+        stretch(voice, frames: count)
+    }
+
+    /// Gives the stretcher the `frames` frames in `planar` and takes everything it has into
+    /// the ring (up to ``stretchedLimit``). Never with the final flag: see
+    /// ``playOutStretcher(_:)``.
+    private func stretch(_ voice: Voice, frames: Int) {
+        guard let stretcher else { return }
         var inputs: [UnsafePointer<Float>?] = [UnsafePointer(planar.0), UnsafePointer(planar.1)]
-        inputs.withUnsafeMutableBufferPointer { rubberBand.rubberband_process(stretcher, $0.baseAddress, UInt32(count), endOfInput ? 1 : 0) }
-        // Take everything the stretcher has (after the final block: until it is empty).
+        inputs.withUnsafeMutableBufferPointer { rubberBand.rubberband_process(stretcher, $0.baseAddress, UInt32(frames), 0) }
+        stretchedIn += frames
         while true {
             let available = Int(rubberBand.rubberband_available(stretcher))
             guard available > 0 else { break }
@@ -270,9 +292,32 @@ final class VoiceReader: @unchecked Sendable {
             // The first `stretchDelay` frames are the stretcher's own delay, not audio.
             let skip = min(stretchDelay, got)
             stretchDelay -= skip
-            for i in skip..<got { stretched[2 * (i - skip)] = planar.0[i]; stretched[2 * (i - skip) + 1] = planar.1[i] }
-            push(voice, stretched, frames: got - skip)
+            let taken = min(got - skip, stretchedLimit - stretchedOut)
+            for i in 0..<taken { stretched[2 * i] = planar.0[skip + i]; stretched[2 * i + 1] = planar.1[skip + i] }
+            push(voice, stretched, frames: taken)
+            stretchedOut += taken
             if got == 0 { break }
+        }
+    }
+
+    /// Plays out what the stretcher holds at the end of the input. In real-time mode it keeps
+    /// its delay's worth of input until more comes, and the final flag did not give it back:
+    /// a one-second file at rate 2 was heard for 0.438 s of its 0.5 s (the last 120 ms of
+    /// media lost). So it is given silence until what it gave since its start is the input's
+    /// length at the rate, and its output is cut there.
+    private func playOutStretcher(_ voice: Voice) {
+        guard stretcher != nil else { return }
+        let expected = stretchedDue
+        stretchedLimit = expected
+        let silence = VoiceReader.blockFrames
+        planar.0.update(repeating: 0, count: silence)
+        planar.1.update(repeating: 0, count: silence)
+        // At most a second of silence (the delay is about a tenth of that): a stretcher that
+        // gives nothing for it does not hold the reader.
+        var fed = 0
+        while stretchedOut < expected, fed < engineRate {
+            stretch(voice, frames: silence)
+            fed += silence
         }
     }
 
@@ -310,10 +355,18 @@ final class VoiceReader: @unchecked Sendable {
         }
     }
 
-    /// Flushes what the converter and stretcher still hold.
-    private func drain(_ voice: Voice) {
-        guard converter != nil || stretcher != nil else { return }
-        write(voice, stereo, frames: 0, endOfInput: true)
+    /// Flushes what the converter and stretcher still hold. Returns false, and does nothing,
+    /// while the ring has no room for all of it (frames it has no room for are lost); a
+    /// refill starts below half full, with room for seconds.
+    private func drain(_ voice: Voice) -> Bool {
+        if stretcher != nil {
+            let owed = stretchedDue - stretchedOut
+            let tail = (converter == nil ? 0 : convertedCapacity) + VoiceReader.blockFrames
+            guard voice.ring.availableToWrite >= owed + Int(Double(tail) / Double(stretchRate)) + 256 else { return false }
+        }
+        if converter != nil { write(voice, stereo, frames: 0, endOfInput: true) }
+        playOutStretcher(voice)
+        return true
     }
 
     private func fail(_ voice: Voice, _ error: AudioFileError) {

@@ -28,7 +28,9 @@ protocol AudioOutput: AnyObject, Sendable {
     /// until it says so, no start counts as heard.
     func sinkPlays() -> Bool
     /// Waits until everything written has been heard; the next write starts the stream again.
-    func drainAndPrepare()
+    /// Returns false when ``interruptWrite()`` broke the wait off (a pause: the flush comes
+    /// next, and the stream is not drained).
+    func drainAndPrepare() -> Bool
     /// Drops what is buffered and not yet played, as far as the device or server can
     /// (a sink's own rendered block may still play), and makes the stream ready to start
     /// again on the next write. Returns the frames that still play after the call.

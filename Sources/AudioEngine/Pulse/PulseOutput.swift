@@ -660,18 +660,25 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var sinkLatency = 0
     var expectedFlushRemainder: Int { sinkLatency }
 
-    func drainAndPrepare() {
+    func drainAndPrepare() -> Bool {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
-        guard lockedFailure() == nil else { return }
+        guard lockedFailure() == nil else { return true }
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
-        guard let operation = pa_stream_drain(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata) else { return }
+        guard let operation = pa_stream_drain(stream, { _, _, userdata in PulseOutput.signal(userdata) }, userdata) else { return true }
+        defer { pa_operation_unref(operation) }
         while pa_operation_get_state(operation) == PA_OPERATION_RUNNING, lockedFailure() == nil {
+            // A long buffer's drain lasts up to its length: a pause in it (of a voice whose
+            // end was mixed and is not yet heard) breaks it off, and its flush follows.
+            if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) {
+                pa_operation_cancel(operation)
+                return false
+            }
             pa_threaded_mainloop_wait(mainloop)
         }
-        pa_operation_unref(operation)
         // The drain's own underflow is the end of the sound, not a dropout.
         restarting = true
+        return true
     }
 
     func flush() -> Int {

@@ -23,8 +23,19 @@ public final class SystemSound: Sendable {
     /// The sound in memory, or nil when it streams from the file (its length was
     /// unknown until decoded).
     let audio: PCMAudio?
-    /// The sound's format (its frame count is the decoded length when in memory).
-    let format: AudioFileFormat
+    /// The sound's format (its frame count is the decoded length when in memory). A sound
+    /// played from the sample cache without being looked up first
+    /// (``playingFromCache(named:theme:identity:completion:)``) asks the server for it the
+    /// first time it is wanted.
+    var format: AudioFileFormat {
+        if let known = knownFormat.withLock({ $0 }) { return known }
+        let asked = cached.flatMap { try? $0.cache.sampleInfo(named: $0.sample) }.flatMap(AudioFileFormat.init(sampleCached:))
+        let format = asked ?? (try? AudioFile(contentsOf: path).format)
+            ?? AudioFileFormat(sampleRate: 0, channelCount: 0, frameCount: nil, container: "unknown", encoding: "unknown", bitDepth: nil)
+        knownFormat.withLock { $0 = format }
+        return format
+    }
+    private let knownFormat: Mutex<AudioFileFormat?>
     /// The engine it plays through: the one given, or `AudioEngine.systemSounds`, made only
     /// when a sound from the sample cache must fall back to it.
     var engine: AudioEngine { engineChoice ?? .systemSounds }
@@ -59,10 +70,10 @@ public final class SystemSound: Sendable {
         if file.format.frameCount != nil {
             let audio = try PCMAudio(decoding: file)
             self.audio = audio
-            format = audio.format
+            knownFormat = Mutex(audio.format)
         } else {
             audio = nil
-            format = file.format
+            knownFormat = Mutex(file.format)
         }
         engineChoice = engine
         cached = nil
@@ -80,9 +91,10 @@ public final class SystemSound: Sendable {
     ///
     /// Where a PulseAudio-protocol server answers (PulseAudio, or PipeWire through
     /// pipewire-pulse) and `engine` may use it, the decoded sound is uploaded to the server's
-    /// sample cache once, as `earshot.THEME.NAME`, and each play asks the server to play it:
-    /// no stream to set up, nothing to decode. A later sound of that name, in this process or
-    /// another, finds it there (the same file, unchanged) and decodes nothing. Without a
+    /// sample cache once, as `earshot.THEME.NAME.STAMP` (STAMP tells this version of the file
+    /// from others), and each play asks the server to play it: no stream to set up, nothing
+    /// to decode. A later sound of that name, in this process or another, finds it there
+    /// (the same file, unchanged) and decodes nothing. Without a
     /// server, or when the cache fails, the sound plays through `engine` as a file's does.
     ///
     /// - Throws: ``SoundThemeError`` when no theme has the sound (the error lists the
@@ -106,24 +118,40 @@ public final class SystemSound: Sendable {
     /// For `earshot sound NAME`: finds `name` and plays it from the sample cache of libpulse's
     /// default server, presenting itself as `identity`, without making
     /// `AudioEngine.systemSounds` (its stream and threads) unless a play must fall back to it;
-    /// nil when no server answers, an ALSA device is named in `EARSHOT_AUDIO_DEVICE`, or the
-    /// cache fails (play it with ``init(named:theme:)`` then).
+    /// `completion` runs after its last frame is heard. Nil, having played nothing, when no
+    /// server answers, an ALSA device is named in `EARSHOT_AUDIO_DEVICE`, or the cache fails
+    /// (play it with ``init(named:theme:)`` then).
+    ///
+    /// The play is asked for at once, by the name this version of the file has in the cache
+    /// (see ``sampleCache(path:name:theme:output:server:identity:)``): a server that holds it
+    /// starts it with no question asked first. Only when it does not is the file decoded
+    /// and uploaded, and played then.
     ///
     /// - Throws: ``SoundThemeError`` or ``AudioFileError``, as ``init(named:theme:)``.
-    package convenience init?(cachedNamed name: String, theme: SoundTheme, identity: AudioEngine.StreamIdentity) throws {
+    package static func playingFromCache(named name: String, theme: SoundTheme, identity: AudioEngine.StreamIdentity,
+                                         completion: @escaping @Sendable () -> Void) throws -> SystemSound? {
         let path = try theme.file(for: name)
-        guard let found = try SystemSound.fromSampleCache(path: path, name: name, theme: theme.name,
-                                                          output: AudioEngine.Configuration().output, server: nil, identity: identity),
-              let cached = found.cached else { return nil }
-        try self.init(path: path, format: found.format, audio: found.audio, cached: cached, engine: nil)
+        let output = AudioEngine.Configuration().output
+        guard let cached = sampleCache(path: path, name: name, theme: theme.name, output: output, server: nil, identity: identity) else {
+            return nil
+        }
+        let known = try SystemSound(path: path, format: nil, audio: nil, cached: cached, engine: nil)
+        if known.playCached(cached, awaitingAnswer: true, completion: completion) { return known }
+        // The server does not hold this version of the file: decoded and uploaded now.
+        guard let found = try fromSampleCache(path: path, name: name, theme: theme.name, output: output, server: nil, identity: identity),
+              let uploaded = found.cached else { return nil }
+        let sound = try SystemSound(path: path, format: found.format, audio: found.audio, cached: uploaded, engine: nil)
+        try sound.play(completion: completion)
+        return sound
     }
 
     /// A sound that plays from the sample cache (`cached`), or through `engine` (nil:
     /// `AudioEngine.systemSounds`) with `audio` (decoded) or from `path` (streamed); a voice
-    /// is prepared only when it plays through the engine.
-    init(path: String, format: AudioFileFormat, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine?) throws {
+    /// is prepared only when it plays through the engine. A nil `format` is asked of the
+    /// cache when wanted (see ``format``).
+    init(path: String, format: AudioFileFormat?, audio: PCMAudio?, cached: CachedSample?, engine: AudioEngine?) throws {
         self.path = path
-        self.format = format
+        knownFormat = Mutex(format)
         self.audio = audio
         self.cached = cached
         engineChoice = engine
@@ -147,7 +175,7 @@ public final class SystemSound: Sendable {
     ///
     /// - Throws: ``AudioEngineError`` when the device cannot be opened.
     public func play(completion: (@Sendable () -> Void)? = nil) throws {
-        if let cached, playCached(cached, completion: completion) { return }
+        if let cached, playCached(cached, awaitingAnswer: false, completion: completion) { return }
         guard let voice = voices.withLock({ state -> Voice? in
             defer { state.ready = nil }
             if let ready = state.ready {
@@ -187,16 +215,22 @@ public final class SystemSound: Sendable {
     }
 
     /// Asks the server to play the cached sample; false when it cannot (the caller plays
-    /// through the engine instead). As with a voice, the completion holds the sound until
-    /// the play ends or ``dispose()`` stops it.
-    private func playCached(_ cached: CachedSample, completion: (@Sendable () -> Void)?) -> Bool {
+    /// through the engine instead), or, `awaitingAnswer`, when the server refused it (most
+    /// often: it does not hold the sample). As with a voice, the completion holds the sound
+    /// until the play ends or ``dispose()`` stops it.
+    private func playCached(_ cached: CachedSample, awaitingAnswer: Bool, completion: (@Sendable () -> Void)?) -> Bool {
         guard !voices.withLock({ $0.disposed }) else { return false }
         let started = cachedPlays.withLock { plays -> Bool in
             // Under the lock, so that the completion (another thread) finds the play listed.
             do {
-                let play = try cached.cache.play(sample: cached.sample, properties: cached.playProperties) { [self] play, _ in
+                let ended: @Sendable (PulseSampleCache.Play, PulseSampleCache.PlayEnd) -> Void = { [self] play, _ in
                     if self.cachedPlayEnded(play) { completion?() }
                 }
+                let properties = cached.playProperties
+                guard let play = awaitingAnswer
+                    ? try cached.cache.playIfPresent(sample: cached.sample, properties: properties, completion: ended)
+                    : try cached.cache.play(sample: cached.sample, properties: properties, completion: ended)
+                else { return false }
                 plays.insert(play)
                 SystemSound.playing.add(1, ordering: .relaxed)
                 return true

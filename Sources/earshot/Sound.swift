@@ -93,9 +93,7 @@ extension Sound {
     /// server answers, or the sound is not found). The one start of a cached play, for
     /// ``run()`` and ``playCachedBeforeParsing(_:)``, which wait for `done` each in its own way.
     static func startCached(_ name: String, theme: String, whenDone done: @escaping @Sendable () -> Void) throws -> SystemSound? {
-        guard let found = try SystemSound(cachedNamed: name, theme: SoundTheme(name: theme), identity: identity) else { return nil }
-        try found.play(completion: done)
-        return found
+        try SystemSound.playingFromCache(named: name, theme: SoundTheme(name: theme), identity: identity, completion: done)
     }
 
     /// The line a played sound ends with.

@@ -75,7 +75,7 @@ extension SystemSoundTests {
                 try await Capture(server: server).record(body)
             }
             let samples = try server.pactl("list", "samples")
-            #expect(samples.contains("earshot.freedesktop.\(tone.name)"), "\(samples)")
+            #expect(samples.contains("Name: earshot.freedesktop.\(tone.name)."), "\(samples)")
             #expect(samples.contains("media.role = \"event\"") && samples.contains("media.filename = \"\(tone.file)\""), "\(samples)")
         }
     }
@@ -87,7 +87,7 @@ extension SystemSoundTests {
         try await playsWholeFromCache(tone, engine: Self.eventEngine(server.address), duration: 0.3) { body in
             try await Capture(server: server).record(body)
         }
-        #expect(try server.pactl("list", "samples", "short").contains("earshot.freedesktop.\(tone.name)"))
+        #expect(try server.pactl("list", "samples", "short").contains("earshot.freedesktop.\(tone.name)."))
     }
 
     @Test("a second sound of the same name finds the sample cached: no decoding, no upload")
@@ -108,7 +108,48 @@ extension SystemSoundTests {
             let third = try SystemSound(named: tone.name, theme: tone.theme)
             #expect(PulseSampleCache.uploads == uploads + 2)
             #expect(third.duration.isClose(to: 0.4, within: 0.001))
+            // Under a name of its own; the stale sample is removed (without waiting for it).
+            #expect(third.cached?.sample != second.cached?.sample)
+            var samples: [Substring] = []
+            for _ in 0..<50 {
+                samples = try server.pactl("list", "samples", "short").split(separator: "\n").filter { $0.contains(tone.name) }
+                if samples.count == 1 { break }
+                try await sleep(0.02)
+            }
+            #expect(samples.count == 1 && samples[0].contains(third.cached?.sample ?? "?"), "\(samples)")
             withExtendedLifetime(first) {}
+        }
+    }
+
+    /// `earshot sound NAME`'s start asks the server to play the sample at once, by the name
+    /// this version of the file has, with no question first: a server lacking it refuses,
+    /// and only then is the file decoded and uploaded. The length comes from the server.
+    @Test("a play by name at once: decoded and uploaded only when the server lacks this version of the file")
+    func playingFromCacheAtOnce() async throws {
+        let tone = try ToneTheme(duration: 0.2)
+        let identity = AudioEngine.StreamIdentity(applicationName: "Sample Cache Test", role: .event)
+        try await withSharedAudio(idleTimeout: 0) { server in
+            let uploads = PulseSampleCache.uploads
+            let ended = Locked(0)
+            let first = try #require(try SystemSound.playingFromCache(named: tone.name, theme: tone.theme, identity: identity) {
+                ended.withLock { $0 += 1 }
+            })
+            #expect(PulseSampleCache.uploads == uploads + 1, "the first play did not upload the sound")
+            try await eventually("the first play's completion", timeout: 3) { ended.value == 1 }
+            var second: SystemSound?
+            let audio = try await Capture(server: server).record {
+                second = try SystemSound.playingFromCache(named: tone.name, theme: tone.theme, identity: identity) {
+                    ended.withLock { $0 += 1 }
+                }
+                try await eventually("the second play's completion", timeout: 3) { ended.value == 2 }
+                try await sleep(0.1)
+            }
+            let played = try #require(second)
+            #expect(PulseSampleCache.uploads == uploads + 1, "the second play uploaded the sound again")
+            #expect(played.audio == nil && played.cached?.sample == first.cached?.sample)
+            #expect(played.duration.isClose(to: 0.2, within: 0.001), "\(played.duration) s")
+            let heard = audio.activeRegions()
+            #expect(heard.count == 1 && heard.first.map { $0.duration.isClose(to: 0.2, within: 0.03) } == true, "\(heard)")
         }
     }
 
@@ -128,8 +169,8 @@ extension SystemSoundTests {
                     #expect(inputs.contains(property), "no \(property) in \(inputs)")
                 }
                 // PulseAudio gives the play's event.id; pipewire-pulse 0.3.65 keeps the
-                // uploaded sample's, which is the sample's name.
-                #expect(inputs.contains("event.id = \"\(tone.name)\"") || inputs.contains("event.id = \"earshot.freedesktop.\(tone.name)\""),
+                // uploaded sample's, which is the sample's name (`earshot.THEME.NAME.STAMP`).
+                #expect(inputs.contains("event.id = \"\(tone.name)\"") || inputs.contains("event.id = \"earshot.freedesktop.\(tone.name)."),
                         "no event.id naming the sound in \(inputs)")
                 sound.dispose()
                 #expect(!sound.isPlaying)

@@ -7,7 +7,8 @@
 # parec records the sink's monitor at 5 ms latency; each read is timestamped on arrival with
 # CLOCK_MONOTONIC, and a command's figure is the arrival of the first read holding a frame
 # above -60 dBFS, minus the command's start. The capture's own delay is in every figure alike.
-# Arguments: OUT SINK ROUNDS EARSHOT SOUND FILE SAMPLE WAV FLAC; the environment is the clean one of
+# Arguments: OUT SINK ROUNDS EARSHOT SOUND FILE SAMPLE WAV FLAC (SAMPLE: the start of the sound's
+# sample names in the cache); the environment is the clean one of
 # bench/startup (its private server). Prints a table; raw figures go to OUT/startup-first-frame.txt.
 import statistics, subprocess, sys, time
 from monitor import MonitorCapture, mono
@@ -39,8 +40,11 @@ try:
     run([earshot, "sound", sound])  # the sample is cached before the first warm run
     for r in range(rounds):
         for label, command, cold in commands:
-            if cold:
-                subprocess.run(["pactl", "remove-sample", sample], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if cold:  # every version of the sound: `sample` is the start of their names
+                listed = subprocess.run(["pactl", "list", "samples", "short"], capture_output=True, text=True).stdout
+                for name in [line.split("\t")[1] for line in listed.splitlines() if "\t" in line]:
+                    if name.startswith(sample):
+                        subprocess.run(["pactl", "remove-sample", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.15)  # the sink is silent again
             t0, status = run(command)
             onset = capture.onset(t0)

@@ -249,8 +249,30 @@ public final class PulseSampleCache: @unchecked Sendable {
     /// ``stop(_:)``.
     public func play(sample: String, properties: [String: String],
                      completion: @escaping @Sendable (Play, PlayEnd) -> Void) throws(CacheError) -> Play {
+        let record = try start(sample: sample, properties: properties, completion: completion, awaitingAnswer: false)
+        return Play(eventID: record.eventID)
+    }
+
+    /// Plays the cached sample `sample` as ``play(sample:properties:completion:)`` does, but
+    /// waits for the server's answer, which comes once its sink input exists (the sound
+    /// is already on its way): nil when the server refused the play, most often because it
+    /// holds no sample of that name. Nothing then plays and `completion` never runs.
+    ///
+    /// For a caller that would otherwise ask first whether the sample is there
+    /// (``sampleInfo(named:)``): one round trip fewer before the first frame.
+    public func playIfPresent(sample: String, properties: [String: String],
+                              completion: @escaping @Sendable (Play, PlayEnd) -> Void) throws(CacheError) -> Play? {
+        let record = try start(sample: sample, properties: properties, completion: completion, awaitingAnswer: true)
+        return record.refused ? nil : Play(eventID: record.eventID)
+    }
+
+    /// Sends the play request; with `awaitingAnswer`, returns only once the server answered
+    /// (``PlayRecord/refused`` says how), and throws when it does not in time.
+    private func start(sample: String, properties: [String: String], completion: @escaping @Sendable (Play, PlayEnd) -> Void,
+                       awaitingAnswer: Bool) throws(CacheError) -> PlayRecord {
         let eventID = Self.nextEventID.add(1, ordering: .relaxed).oldValue
         let record = PlayRecord(eventID: eventID, sample: sample, completion: completion)
+        record.awaited = awaitingAnswer
         var all = properties
         all[Self.eventIDProperty] = String(eventID)
         try locked(sample) { () throws(CacheError) in
@@ -271,8 +293,12 @@ public final class PulseSampleCache: @unchecked Sendable {
             }
             pa_operation_unref(operation)
             plays[eventID] = record
+            guard awaitingAnswer, !waitLocked({ record.answered }) else { return }
+            // No answer in time: whatever the server does later is undone (`played`).
+            forget(record)
+            throw .failed(sample: sample, reason: "the server did not answer within \(Self.timeout) s")
         }
-        return Play(eventID: eventID)
+        return record
     }
 
     /// Stops `play` at once (kills its sink input); its completion does not run. Nothing
@@ -281,10 +307,8 @@ public final class PulseSampleCache: @unchecked Sendable {
         guard isAlive.load(ordering: .acquiring) else { return }
         loop.lock()
         defer { loop.unlock() }
-        guard let record = plays.removeValue(forKey: play.eventID) else { return }
-        if plays.isEmpty { subscribe(false) }
-        record.completion = nil
-        record.stopped = true
+        guard let record = plays[play.eventID] else { return }
+        forget(record)
         // Not yet started (the server's answer is on its way): `played` kills it then.
         for index in record.indices {
             byIndex[index] = nil
@@ -292,15 +316,57 @@ public final class PulseSampleCache: @unchecked Sendable {
         }
     }
 
+    /// Removes, without waiting for the server, every cached sample whose name starts with
+    /// `prefix` but `keeping`: the earlier uploads of a sound whose file changed since.
+    public func removeSamples(withPrefix prefix: String, keeping: String) {
+        final class Names: @unchecked Sendable {  // only touched by libpulse's callbacks, under the lock
+            let prefix: String, keeping: String
+            init(_ prefix: String, _ keeping: String) { (self.prefix, self.keeping) = (prefix, keeping) }
+        }
+        try? locked(keeping) { () throws(CacheError) in
+            let userdata = Unmanaged.passRetained(Names(prefix, keeping)).toOpaque()
+            guard let operation = pa_context_get_sample_info_list(context, { context, info, eol, userdata in
+                let names = Unmanaged<Names>.fromOpaque(userdata!)
+                guard eol == 0 else { return names.release() }
+                guard let cName = info?.pointee.name else { return }
+                let name = String(cString: cName)
+                let wanted = names.takeUnretainedValue()
+                guard name.hasPrefix(wanted.prefix), name != wanted.keeping,
+                      let removal = pa_context_remove_sample(context, cName, nil, nil) else { return }
+                pa_operation_unref(removal)
+            }, userdata) else {
+                Unmanaged<Names>.fromOpaque(userdata).release()
+                return
+            }
+            pa_operation_unref(operation)
+        }
+    }
+
+    /// With the lock held: `record` no longer counts as playing, its completion will not
+    /// run, and a sink input the server makes for it later is killed (`played`).
+    private func forget(_ record: PlayRecord) {
+        guard plays.removeValue(forKey: record.eventID) != nil else { return }
+        if plays.isEmpty { subscribe(false) }
+        record.completion = nil
+        record.stopped = true
+    }
+
     // MARK: - Callbacks (on libpulse's thread, with the lock held)
 
     /// The server answered a play: `index` is its sink input, or `Self.invalidIndex` on failure.
     private func played(_ record: PlayRecord, index: UInt32) {
+        record.answered = true
+        if record.awaited { loop.signal() }
         if record.stopped {
             if index != Self.invalidIndex { kill(index) }
             return
         }
         guard index != Self.invalidIndex else {
+            // A caller that waits for the answer hears of the refusal from it.
+            if record.awaited {
+                record.refused = true
+                record.completion = nil
+            }
             complete(record, .failed(connection.lastError))
             return
         }
@@ -495,6 +561,12 @@ private final class PlayRecord: @unchecked Sendable {
     var latency: pa_usec_t = 0
     var stopped = false
     var ending = false
+    /// Its caller waits for the server's answer (``PulseSampleCache/playIfPresent(sample:properties:completion:)``).
+    var awaited = false
+    /// The server answered the play request.
+    var answered = false
+    /// The server refused it (only noted for an awaited play).
+    var refused = false
     init(eventID: UInt64, sample: String, completion: @escaping @Sendable (PulseSampleCache.Play, PulseSampleCache.PlayEnd) -> Void) {
         (self.eventID, self.sample, self.completion) = (eventID, sample, completion)
     }

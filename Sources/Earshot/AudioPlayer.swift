@@ -186,8 +186,10 @@ public final class AudioPlayer: Sendable {
     public func play(atTime time: TimeInterval) -> Bool { start(at: time) }
 
     private func start(at time: TimeInterval?, askedAfter interruptions: UInt64? = nil) -> Bool {
+        var started: (session: AudioSession, interruptions: UInt64)?
         if let session = joinedSession.withLock({ $0 }) ?? AudioSession.connected.withLock({ $0 }), session.isConnected {
             joinedSession.withLock { $0 = session }
+            started = (session, session.interruptionsBegun)
             if !session.playerWillStart(self, askedAfter: interruptions) {
                 // Interrupted: the player waits for the interruption to end.
                 sessionObserver.withLock { $0 }?(.paused(.interrupted))
@@ -199,7 +201,13 @@ public final class AudioPlayer: Sendable {
             AudioSession.joinImplicitly(self)
         }
         do {
-            try voice.play(atDeviceTime: time)
+            // Started by the engine on the previous player's end (a queue's gapless next
+            // item): it plays, or has already ended in the mix, and is not started again
+            // (shorter than a long buffer, it was heard twice).
+            // Nor is one whose end is mixed and still to be heard (a long buffer's last
+            // seconds): it still plays, as far as the listener goes.
+            if time != nil || !(voice.startedByPredecessor || voice.isEndingUnheard) { try voice.play(atDeviceTime: time) }
+            if let started { started.session.playerDidStart(self, interruptionsBefore: started.interruptions) }
             lastErrorStorage.withLock { $0 = nil }
             publishNowPlaying()
             return true
@@ -328,7 +336,12 @@ public final class AudioPlayer: Sendable {
     }
 
     /// Whether the player is playing now.
-    public var isPlaying: Bool { voice.isPlaying }
+    public var isPlaying: Bool { voice.isPlaying || voice.isEndingUnheard }
+
+    /// Whether the player's end has been mixed and is still to be heard (up to a long
+    /// buffer's length): ``isPlaying`` reads true meanwhile, and a pause or seek takes the
+    /// end back (see `Voice.isEndingUnheard`).
+    package var isEndingUnheard: Bool { voice.isEndingUnheard }
 
     /// The position in seconds; setting it seeks, also while playing.
     public var currentTime: TimeInterval {

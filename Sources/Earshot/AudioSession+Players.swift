@@ -192,6 +192,22 @@ extension AudioSession {
         return true
     }
 
+    /// After `player`'s voice started (``playerWillStart(_:askedAfter:)`` let it, with
+    /// `interruptionsBefore` interruptions begun): an interruption that began in between
+    /// found it not playing yet and left it sounding. It is paused now, as that interruption
+    /// would have paused it, and resumes with its end. (A quick resume by the user in
+    /// `SessionInterruptionTests.quickResumeByUser` once left the interrupted process
+    /// sounding in a fresh-clone CI run; this is the window that could do it.)
+    func playerDidStart(_ player: AudioPlayer, interruptionsBefore: UInt64) {
+        let id = ObjectIdentifier(player)
+        let missed = state.withLock { s -> Bool in
+            guard s.interrupted, s.interruptions != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
+            s.pausedByInterruption.insert(id)
+            return true
+        }
+        if missed { player.pauseForSession(.interrupted) }
+    }
+
     func pausePlayersForInterruption() {
         let playing = livePlayers().filter(\.isPlaying)
         state.withLock { s in s.pausedByInterruption.formUnion(playing.map(ObjectIdentifier.init)) }

@@ -39,10 +39,11 @@ extension QueuePlayer {
     public var actionAtItemEnd: ActionAtItemEnd {
         get { state.withLock { $0.actionAtItemEnd } }
         set {
-            state.withLock { s in
+            let started = state.withLock { s -> AudioPlayer? in
                 s.actionAtItemEnd = newValue
-                s.dropNext()
+                return s.dropNext()
             }
+            stopStarted(started)
             if newValue == .advance { prepareNextItem() }
         }
     }
@@ -65,11 +66,7 @@ extension QueuePlayer {
     public var automaticallyResumesAfterInterruption: Bool {
         get { state.withLock { $0.resumesAfterInterruption } }
         set {
-            let players = state.withLock { s -> [AudioPlayer] in
-                s.resumesAfterInterruption = newValue
-                return [s.player, s.next?.player].compactMap { $0 }
-            }
-            players.forEach { $0.automaticallyResumesAfterInterruption = newValue }
+            applyToPlayers({ $0.resumesAfterInterruption = newValue }) { $0.automaticallyResumesAfterInterruption = newValue }
         }
     }
 

@@ -72,6 +72,7 @@ public final class QueuePlayer: Sendable {
         var rate: Float = 1
         var repeatMode: RepeatMode = .off
         var shuffleMode: ShuffleMode = .off
+        var metering = false
         var wantsToPlay = false
         /// How many interruptions the process's session had begun when ``play()`` was called
         /// (nil: no session then): an item opened after a later interruption began starts as
@@ -123,10 +124,16 @@ public final class QueuePlayer: Sendable {
         }
 
         /// Forgets the prepared next item, unlinking it from the current player first so
-        /// that the engine never starts a player that is gone.
-        mutating func dropNext() {
+        /// that the engine never starts a player that is gone. Returns its player when the
+        /// engine has started it already (on the current item's end, before that end was
+        /// heard): the caller stops it once the lock is let go (``QueuePlayer/stopStarted(_:)``),
+        /// or it would play on, unknown to the queue.
+        @discardableResult
+        mutating func dropNext() -> AudioPlayer? {
             player?.cancelQueuedSuccessor()
-            next = nil
+            defer { next = nil }
+            guard let started = next?.player, started.isPlaying else { return nil }
+            return started
         }
     }
 
@@ -291,13 +298,13 @@ public final class QueuePlayer: Sendable {
                 s.items.append(new)
             }
             if s.index == nil { s.index = s.items.count - 1 }
-            s.dropNext()
-            return new
+            return (item: new, dropped: s.dropNext())
         }
+        stopStarted(inserted.dropped)
         prepareNext()
         publish()
-        resolveArtwork(for: [inserted])
-        return inserted
+        resolveArtwork(for: [inserted.item])
+        return inserted.item
     }
 
     /// Removes an item; removing the current one moves on to the item that takes its
@@ -305,12 +312,13 @@ public final class QueuePlayer: Sendable {
     /// queue: it stops, with no current item. An item no longer in the queue is ignored.
     public func remove(_ item: Item) {
         var wasCurrent = false
+        var started: AudioPlayer?
         let found = state.withLock { s -> Bool in
             guard let at = s.items.firstIndex(of: item) else { return false }
             s.items.remove(at: at)
             s.artwork[item.id] = nil
             s.releaseDescriptors()
-            s.dropNext()
+            started = s.dropNext()
             guard let index = s.index else { return true }
             if at < index {
                 s.index = index - 1
@@ -327,6 +335,7 @@ public final class QueuePlayer: Sendable {
             return true
         }
         guard found else { return }
+        stopStarted(started)
         if wasCurrent { load { s in s.index.map { .item(at: $0) } ?? .ranOut } }
         publish()
     }
@@ -362,33 +371,68 @@ public final class QueuePlayer: Sendable {
             return s.player
         }
         if let player {
-            let started = player.play()
-            state.withLock { $0.lastError = started ? nil : player.lastError }
+            playCurrent(player)
         } else {
             load { s in s.index.map { .item(at: $0) } ?? .ranOut }
         }
         publish()
     }
 
+    /// Plays the current item's player. The next item, prepared while the queue was paused
+    /// (a move then, or a pause in the current item's last buffer), is queued after it
+    /// first, so that it follows without a gap: a long buffer's first write can mix the
+    /// current item's end at once.
+    private func playCurrent(_ player: AudioPlayer) {
+        let next = state.withLock { s in s.player === player ? s.next?.player : nil }
+        let queued = next.map { !$0.isPlaying && $0.play(after: player) } ?? false
+        let started = player.play()
+        if !started, queued { player.cancelQueuedSuccessor() }
+        state.withLock { $0.lastError = started ? nil : player.lastError }
+    }
+
     /// Pauses where it is; ``play()`` resumes there.
+    ///
+    /// Just after an item's last frame is mixed, the engine has started the next item
+    /// (gaplessly) while the queue, which moves on when that last frame is heard, still has
+    /// the ended item as its current one (for up to a long buffer's length, see
+    /// `AudioEngine.Configuration.musicBufferDuration`). The pause is then for what is
+    /// heard: the current item pauses there, its end taken back, and the next item goes
+    /// back to its start, to follow it again without a gap on ``play()``.
     public func pause() {
-        let player = state.withLock { s -> AudioPlayer? in
+        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
             s.wantsToPlay = false
-            return s.player
+            return (s.player, s.next?.player)
         }
+        let endingUnheard = player?.isEndingUnheard == true
         player?.pause()
+        // After the current one, whose end it takes back first (else the stop's flush
+        // would have the end count as heard): a next item started meanwhile.
+        if let next, next.isPlaying {
+            if endingUnheard { sendBack(next) } else { next.pause() }
+        }
         publish()
+    }
+
+    /// Puts the next item's player, which the engine started on the current item's end
+    /// (mixed, then taken back), back to its start, paused, its buffers kept: it follows
+    /// the current item's new end without a gap once queued after it again. (A stop would
+    /// let its buffers go, and the refill could miss a near end.)
+    private func sendBack(_ next: AudioPlayer) {
+        next.pause()
+        next.currentTime = 0
     }
 
     /// Stops the current item and releases its place in the engine (``AudioPlayer/stop()``);
     /// its position is kept, so ``play()`` continues from there.
     public func stop() {
         openPendingItem()
-        let player = state.withLock { s -> AudioPlayer? in
+        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
             s.wantsToPlay = false
-            return s.player
+            return (s.player, s.next?.player)
         }
         player?.stop()
+        // A next item the engine started on the current one's end (see ``pause()``).
+        if let next, next.isPlaying { next.stop() }
         publish()
     }
 
@@ -401,8 +445,16 @@ public final class QueuePlayer: Sendable {
     /// Why the last attempt to play failed (the device could not be opened), if it did.
     public var lastError: AudioEngineError? { state.withLock { $0.lastError } }
 
-    /// The current item's average power per channel in dBFS (−160 when silent),
-    /// for level meters. Metering is enabled on the items as they load.
+    /// Whether ``averagePower()`` measures what plays. Off by default, as with
+    /// `AVAudioPlayer.isMeteringEnabled`: the mix then measures nothing. Applies to the
+    /// current item and to every item after it.
+    public var isMeteringEnabled: Bool {
+        get { state.withLock { $0.metering } }
+        set { applyToPlayers({ $0.metering = newValue }) { $0.isMeteringEnabled = newValue } }
+    }
+
+    /// The current item's average power per channel in dBFS (−160 when silent, or while
+    /// ``isMeteringEnabled`` is off), for level meters.
     public func averagePower() -> (left: Float, right: Float) {
         guard let player = state.withLock({ $0.player }) else { return (-160, -160) }
         player.updateMeters()
@@ -438,21 +490,52 @@ public final class QueuePlayer: Sendable {
                 defer { s.atItemEnd = false }
                 return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
             }
+            if replayEndingItem(from: newValue, changing: { _ in }) {
+                publish()
+                return
+            }
             player?.currentTime = newValue
             if resume { _ = player?.play() }
             publish()
         }
     }
 
-    /// Changes the queue's state, applies the change to the current item's player, and
-    /// publishes.
+    /// In the current item's last buffer (its end mixed, not yet heard) the engine has
+    /// started the next item on that end. A seek there, or a rate change (which restarts an
+    /// item from what is heard), plays the current item on from `time` and the next item
+    /// after its new end: the current item is paused, which takes its end back (else the
+    /// next item's pause could have that end count as heard), the next item sent back to
+    /// its start, `change` applied to both players, the current item sought and played
+    /// again with the next queued after it. Returns false, doing nothing, outside that moment.
+    private func replayEndingItem(from time: TimeInterval?, changing change: (AudioPlayer) -> Void) -> Bool {
+        let (player, next) = state.withLock { s in (s.player, s.next?.player) }
+        guard let player, player.isEndingUnheard else { return false }
+        player.pause()
+        // Where the pause leaves the listener, for a change that goes on from there.
+        let paused = player.currentTime
+        if let next, next.isPlaying { sendBack(next) }
+        change(player)
+        if let next { change(next) }
+        player.currentTime = time ?? paused
+        if state.withLock({ $0.wantsToPlay && !$0.suspended }) { playCurrent(player) }
+        return true
+    }
+
+    /// Changes the queue's state, applies the change to the current item's player and to
+    /// the next item's, prepared ahead, and publishes.
     private func update(_ change: (inout State) -> Void, current apply: (AudioPlayer) -> Void) {
-        let player = state.withLock { s -> AudioPlayer? in
-            change(&s)
-            return s.player
-        }
-        if let player { apply(player) }
+        applyToPlayers(change, apply)
         publish()
+    }
+
+    /// Changes the queue's state and applies the change to the current item's player and
+    /// to the next item's, prepared ahead (outside the lock).
+    func applyToPlayers(_ change: (inout State) -> Void, _ apply: (AudioPlayer) -> Void) {
+        let players = state.withLock { s -> [AudioPlayer] in
+            change(&s)
+            return [s.player, s.next?.player].compactMap { $0 }
+        }
+        for player in players { apply(player) }
     }
 
     /// The queue's volume (1 is full scale), applied to every item.
@@ -466,6 +549,13 @@ public final class QueuePlayer: Sendable {
         get { state.withLock { $0.rate } }
         set {
             let rate = max(0.5, min(2, newValue))
+            // In the current item's last buffer: it plays on from what is heard at the new
+            // rate, and the next item after it (see `replayEndingItem`).
+            state.withLock { $0.rate = rate }
+            if replayEndingItem(from: nil, changing: { $0.rate = rate }) {
+                publish()
+                return
+            }
             update({ $0.rate = rate }, current: { $0.rate = rate })
         }
     }
@@ -475,10 +565,12 @@ public final class QueuePlayer: Sendable {
     public var repeatMode: RepeatMode {
         get { state.withLock { $0.repeatMode } }
         set {
+            var started: AudioPlayer?
             update({ s in
                 s.repeatMode = newValue
-                s.dropNext()
+                started = s.dropNext()
             }, current: { $0.numberOfLoops = newValue == .one ? -1 : 0 })
+            stopStarted(started)
             prepareNext()
         }
     }
@@ -487,15 +579,16 @@ public final class QueuePlayer: Sendable {
     public var shuffleMode: ShuffleMode {
         get { state.withLock { $0.shuffleMode } }
         set {
-            state.withLock { s in
+            let started = state.withLock { s -> AudioPlayer? in
                 s.shuffleMode = newValue
-                guard newValue == .items, let index = s.index else { return }
+                guard newValue == .items, let index = s.index else { return nil }
                 // Shuffle what comes after the current item.
                 var rest = Array(s.items[(index + 1)...])
                 rest.shuffle()
                 s.items.replaceSubrange((index + 1)..., with: rest)
-                s.dropNext()
+                return s.dropNext()
             }
+            stopStarted(started)
             prepareNext()
             publish()
         }
@@ -531,6 +624,7 @@ public final class QueuePlayer: Sendable {
     /// - Returns: whether it moved (false for ``Destination/stay``).
     @discardableResult
     private func load(lazily: Bool = false, _ choose: (State) -> Destination) -> Bool {
+        var started: AudioPlayer?
         let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, move: UInt64)? in
             let index: Int?
             switch choose(s) {
@@ -544,7 +638,7 @@ public final class QueuePlayer: Sendable {
             s.index = index
             let item = index.map { s.items[$0] }
             var prepared: AudioPlayer?
-            if let next = s.next, next.item == item { prepared = next.player }
+            if let next = s.next, next.item == item { prepared = next.player } else { started = s.dropNext() }
             s.next = nil
             s.player = nil
             s.starved = false
@@ -557,6 +651,7 @@ public final class QueuePlayer: Sendable {
         }
         guard let (old, item, prepared, move) = chosen else { return false }
         old?.stop()
+        stopStarted(started)
         continuation.yield(.currentItemChanged(item))
         guard let item else {
             publish()
@@ -600,13 +695,8 @@ public final class QueuePlayer: Sendable {
             skip(failed: item)
             return
         }
-        let (volume, rate, loops) = state.withLock { s in (s.volume, s.rate, s.repeatMode == .one ? -1 : 0) }
-        player.volume = volume
-        player.enableRate = true
-        player.rate = rate
-        player.numberOfLoops = loops
+        configure(player)
         player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
-        player.isMeteringEnabled = true
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
         player.supplyObserver.withLock { $0 = { [weak self, weak player] starved in self?.supplyChanged(starved, of: player) } }
@@ -644,6 +734,25 @@ public final class QueuePlayer: Sendable {
         }
     }
 
+    /// Stops a next item's player that the engine had started before the queue let it go
+    /// (see ``State/dropNext()``).
+    func stopStarted(_ player: AudioPlayer?) {
+        player?.stop()
+    }
+
+    /// Gives `player` the queue's volume, rate, repeat and metering. The next item's player
+    /// gets them as it is prepared and again as it becomes current, when they are already
+    /// its own: started gaplessly on a long buffer, it must not be changed then (a rate
+    /// change would restart it from what is heard, and its start be heard twice).
+    private func configure(_ player: AudioPlayer) {
+        let (volume, rate, loops, metering) = state.withLock { s in (s.volume, s.rate, s.repeatMode == .one ? -1 : 0, s.metering) }
+        player.volume = volume
+        player.enableRate = true
+        player.rate = rate
+        player.numberOfLoops = loops
+        player.isMeteringEnabled = metering
+    }
+
     /// Opens the next item ahead of time (for ``actionAtItemEnd``'s setter).
     func prepareNextItem() { prepareNext() }
 
@@ -659,7 +768,7 @@ public final class QueuePlayer: Sendable {
         guard let (candidate, move) = chosen, !NetworkStream.handles(candidate.url.absoluteString),
               let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
         player.prepareToPlay()
-        player.isMeteringEnabled = true
+        configure(player)
         // Kept only if the queue is where it was (another thread may have moved it, or
         // prepared the next item, in the meantime).
         let current = state.withLock { s -> AudioPlayer?? in

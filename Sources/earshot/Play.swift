@@ -53,10 +53,11 @@ struct Play: AsyncParsableCommand {
     var volume: Float = 1
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Let the sound server hold about two seconds of the sound, as it does paplay's, when one "
-        + "local file plays (the default): the process wakes a few times a second instead of about 60, and a pause, "
+        "Let the sound server hold about two seconds of the sound, as it does paplay's, when local "
+        + "files play (the default): the process wakes a few times a second instead of about 60, and a pause, "
         + "seek or volume change is still heard within 30 ms, a pause at what the sink played. "
-        + "--no-long-buffer keeps the short buffer a queue or a URL gets."))
+        + "An item shorter than two seconds is followed by a short gap. "
+        + "--no-long-buffer keeps the short buffer a URL gets."))
     var longBuffer = true
 
     @OptionGroup var sessionOptions: SessionOptions
@@ -79,11 +80,13 @@ struct Play: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // One local file (unless --no-long-buffer): the server holds a long buffer (a few
+        // Local files (unless --no-long-buffer): the server holds a long buffer (a few
         // wakeups a second while it plays); a pause, seek, stop or volume change is still heard
-        // at once, and a pause settles at the frame the sink played. Not for a queue yet (see
-        // `musicBufferDuration`: a change just after an item's end is heard a buffer late), nor
-        // for a URL (a network stream refills at its own pace). Its first write is a whole
+        // at once, and a pause settles at the frame the sink played. In an item's last buffer
+        // (its end mixed, not yet heard) a pause or seek is for that item, as heard (see
+        // `Voice.isEndingUnheard`); an item shorter than the buffer is followed by a gap of
+        // about 0.1 s (the queue queues one item ahead). Not for a URL (a network stream
+        // refills at its own pace, and a live one cannot fill two seconds ahead). Its first write is a whole
         // buffer with the voice in it; the start counts as heard only once the server says the
         // sink plays the stream, so on a sink that starts late (a fresh null sink with
         // rewinds) now playing waits with the sound (SoundServerPlayPositionTests).
@@ -94,7 +97,7 @@ struct Play: AsyncParsableCommand {
         // After a change the clock takes the server's timing between writes for a while (see
         // `AudioEngine.restartTimingWatch`): the writes alone, a second apart, left it behind.
         var engineConfiguration = AudioEngine.Configuration(device: device)
-        if longBuffer, files.count == 1, !NetworkStream.handles(files[0]) { engineConfiguration.musicBufferDuration = 2 }
+        if longBuffer, files.allSatisfy({ !NetworkStream.handles($0) }) { engineConfiguration.musicBufferDuration = 2 }
         // On a sound server, the stream runs at the first local file's rate, as paplay's and
         // mpv's do: the server resamples it to the sink once (or not at all: PulseAudio's
         // sinks run at 44.1 kHz by default), instead of the engine resampling a 44.1 kHz file

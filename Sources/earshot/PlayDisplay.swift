@@ -32,6 +32,8 @@ final class PlayDisplay: @unchecked Sendable {
     init(queue: QueuePlayer, interactive: Bool) {
         self.queue = queue
         self.interactive = interactive
+        // The live line's meter; without it the mix measures nothing.
+        if interactive { queue.isMeteringEnabled = true }
     }
 
     /// Runs until the queue runs out or `quit` fires (the caller has SIGINT and SIGTERM

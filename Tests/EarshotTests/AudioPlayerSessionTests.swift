@@ -155,6 +155,9 @@ extension AudioPlayerTests {
             try await other.setActive(false, options: .notifyOthersOnDeactivation)
             try await eventually("the player to play again", timeout: 5) { player.isPlaying }
             try await eventually("now playing to say playing again", timeout: 2) { center.nowPlayingInfo?.playbackState == .playing }
+            // The events reach the listener's task after the player plays again: waited for
+            // (read at once, the count was 1 in one run of 2026-11-28, the end still on its way).
+            try await eventually("the interruption's end reported", timeout: 2) { events.value.count >= 2 }
             #expect(events.value.count == 2, "began and ended: \(events.value)")
             player.stop()
             #expect(center.nowPlayingInfo?.playbackState == .paused)

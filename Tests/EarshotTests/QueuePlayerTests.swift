@@ -1,4 +1,4 @@
-import Earshot
+@testable import Earshot
 import AudioEngine
 import Foundation
 import Testing
@@ -8,6 +8,20 @@ import TestSupport
 struct QueuePlayerTests {
     func sine(_ frequency: Double, _ duration: Double) throws -> URL {
         URL(fileURLWithPath: try TestSignals.sine(frequency: frequency, duration: duration))
+    }
+
+    /// A sine at `level` dBFS peak (a level check tells one item from two at once).
+    func sine(_ frequency: Double, _ duration: Double, level: Double) throws -> URL {
+        URL(fileURLWithPath: try TestSignals.sine(frequency: frequency, duration: duration, level: level))
+    }
+
+    /// Captures `queue` played until its item's end is mixed (the engine has started the
+    /// next item), then changed by `change` in that item's last buffer; returns the capture
+    /// and when the change began, in the capture's time.
+    func capturedWithChangeInItemsLastBuffer(_ queue: QueuePlayer, _ change: @escaping () async throws -> Void) async throws -> (audio: CapturedAudio, changedAt: Double) {
+        try await capturedWithChangeInLastBuffer(play: { queue.play() }, endMixed: {
+            queue.state.withLock { $0.next?.player.isPlaying } == true
+        }, change)
     }
 
     @Test("items follow each other without a gap, and the queue reports its progress")
@@ -35,6 +49,267 @@ struct QueuePlayerTests {
         let ended = events.value.compactMap { if case .itemDidPlayToEnd(let item) = $0 { item.title } else { nil } }
         #expect(ended.count == 2, "\(events.value)")
         #expect(nowPlaying.nowPlayingInfo == nil, "nothing is playing once the queue ran out")
+    }
+
+    /// On a long server buffer the next item starts in the mix a buffer ahead of what is
+    /// heard; when it becomes the current item the queue gives it its volume and rate again.
+    /// Those used to restart it from what was heard (the rate's `enableRate` went from false
+    /// to true), and its start was heard twice: 84 ms of it with a 0.25 s buffer, and after
+    /// the end with a 2 s one. Now the next item is given them as it is prepared, and a
+    /// setting that changes nothing does nothing.
+    @Test("on a long buffer, the next item follows without a gap and its start is heard once")
+    func gaplessOnLongBuffer() async throws {
+        let queue = try QueuePlayer(urls: [sine(500, 2.5), sine(1000, 1)], names: nil, engine: longBufferEngine(seconds: 0.25))
+        let audio = try await captured {
+            queue.play()
+            try await eventually("the queue to run out", timeout: 8) { queue.currentItem == nil }
+        }
+        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
+        #expect(regions.count == 1, "a gap, or sound after the end: \(regions)")
+        #expect(regions.first?.duration.isClose(to: 3.5, within: 0.003) == true, "\(regions)")
+        let start = try #require(regions.first?.start)
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (start + 2.6)..<(start + 3.4))).isClose(to: 1000, within: 2))
+    }
+
+    /// With a 2 s buffer a 1 s item has ended in the mix before the queue makes it current
+    /// (when the item before it is heard ending), and the queue played it again then, over
+    /// the item after it. A voice the engine started on its predecessor's end is not
+    /// started again. (What is left: a gap before the item after it; see below.)
+    @Test("on a long buffer, an item shorter than the buffer is heard once, not again over the next")
+    func shortItemOnLongBuffer() async throws {
+        let queue = try QueuePlayer(urls: [sine(500, 2.5, level: -12), sine(1000, 1, level: -12), sine(300, 2, level: -12)], names: nil, engine: longBufferEngine(seconds: 2))
+        let audio = try await captured {
+            queue.play()
+            try await eventually("the queue to run out", timeout: 10) { queue.currentItem == nil }
+        }
+        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
+        // The queue prepares the item after the current one as an item becomes current;
+        // the short item had ended in the mix by then, so the last one could not be queued
+        // after it, and starts when the short one's end is heard: about 0.1 s later (on
+        // PipeWire the stream's drain before it also cut 5 ms out of the short item once).
+        withKnownIssue("a gap after an item shorter than the buffer") {
+            #expect(regions.count == 1, "\(regions)")
+        }
+        #expect(regions.last.map { $0.end - regions[0].start < 5.75 } == true, "sound after the end: \(regions)")
+        let start = try #require(regions.first?.start)
+        for (offset, frequency) in [(2.6, 1000.0), (3.1, 1000), (3.75, 300), (4.25, 300), (4.75, 300)] {
+            let window = (start + offset)..<(start + offset + 0.3)
+            #expect(try #require(audio.dominantFrequency(channel: 0, range: window)).isClose(to: frequency, within: 3), "at \(offset) s")
+            #expect(audio.peakDBFS(channel: 0, range: window) < -10, "two items at once at \(offset) s")
+        }
+    }
+
+    /// Once an item's last frame is mixed the engine starts the next one (gapless), a
+    /// buffer before the queue, which moves on when that frame is heard, makes it current.
+    /// A pause then used to reach only the ended item: the next one played on while the
+    /// queue said paused; then it paused both, and dropped the ended item's unheard end. A
+    /// long buffer makes the moment easy to hit (with 1 s, half a second at least: the test
+    /// acts within it even on a loaded machine); the short one has it too, for a period or
+    /// so at each item's end.
+    @Test("a pause in an item's last buffer pauses at what is heard; play plays the rest of it, then the next item without a gap")
+    func pauseAtItemBoundary() async throws {
+        let queue = try QueuePlayer(urls: [sine(500, 1.5), sine(1000, 3)], names: nil, engine: longBufferEngine(seconds: 1))
+        var positionPaused: TimeInterval = -1
+        let (audio, paused) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            #expect(queue.isPlaying, "the queue says it does not play while its item's end is still to be heard")
+            queue.pause()
+            try await sleep(0.5)
+            #expect(!queue.isPlaying, "the queue says it plays after a pause")
+            #expect(queue.currentItem == queue.items.first, "the pause moved the queue on")
+            positionPaused = queue.currentTime
+            queue.play()
+            // The rest of the first item, then a little of the next.
+            try await sleep(max(0, 1.5 - positionPaused) + 0.4)
+            queue.stop()
+        }
+        let regions = audio.activeRegions(minGap: lastBufferGap, window: 0.002)
+        try #require(regions.count == 2, "no silence between the pause and play, or a gap after it: \(regions)")
+        // Heard within 30 ms of the call (the first item still had half a second or more to go).
+        #expect(regions[0].end - paused < 0.03, "paused at \(paused) s: \(regions)")
+        #expect(regions[0].duration < 1.4, "\(regions)")
+        // The position the pause left is what was heard.
+        #expect(positionPaused.isClose(to: regions[0].duration, within: 0.03), "position \(positionPaused) s, heard \(regions)")
+        // Resumed in the first item, where it paused: all of it is heard, then the
+        // next item without a gap.
+        let resumed = regions[1]
+        let rest = 1.5 - regions[0].duration
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: resumed.start..<(resumed.start + max(0.01, rest - 0.02)))).isClose(to: 500, within: 5),
+                "\(regions)")
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (resumed.start + rest + 0.05)..<(resumed.start + rest + 0.25))).isClose(to: 1000, within: 2),
+                "\(regions)")
+    }
+
+    /// A seek in the same moment went to the ended item, whose end was already mixed, and
+    /// was lost: the queue moved on when that end was heard. It now plays the current item
+    /// on from the target, and the next item after it without a gap.
+    @Test("a seek in an item's last buffer plays that item on from the target, then the next item without a gap")
+    func seekAtItemBoundary() async throws {
+        // The second item steps up by 200 Hz every quarter second from 1000 Hz: what is
+        // heard of it tells where it started.
+        let stepped = URL(fileURLWithPath: try TestSignals.steppedTone(start: 1000, step: 200, stepDuration: 0.25, steps: 4))
+        let queue = try QueuePlayer(urls: [sine(500, 1.5), stepped], names: nil, engine: longBufferEngine(seconds: 1))
+        var positionBefore = -1.0
+        let (audio, sought) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            // The ended item's position is what is heard, not its start.
+            positionBefore = queue.currentTime
+            // Back from at least 0.5 s heard (the end is mixed a half second or more ahead).
+            queue.currentTime = 0.3
+            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+        }
+        #expect(positionBefore > 0.4, "the position in the last buffer: \(positionBefore) s")
+        // The seek itself may leave a few milliseconds of silence (the item is paused and
+        // played again); from just after it to the end, none.
+        let regions = audio.activeRegions(minGap: lastBufferGap, window: 0.002)
+        #expect(regions.filter { $0.end > sought + 0.05 }.count == 1, "a gap after the seek at \(sought) s: \(regions)")
+        #expect(!regions.contains { $0.start > sought + 0.05 }, "a gap after the seek at \(sought) s: \(regions)")
+        let end = try #require(regions.last?.end)
+        // 1.2 s of the first item from the seek, then the second item's 1 s.
+        #expect((end - sought).isClose(to: 2.2, within: 0.05), "sought at \(sought) s, the end at \(end) s: \(regions)")
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (sought + 0.1)..<(sought + 1.1))).isClose(to: 500, within: 3))
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (sought + 1.25)..<(sought + 1.4))).isClose(to: 1000, within: 3),
+                "the second item did not start at its start")
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (end - 0.2)..<(end - 0.02))).isClose(to: 1600, within: 3),
+                "the second item's end was not heard")
+    }
+
+    /// A volume change in the same moment was heard only when the next item started (the
+    /// ended item could not be mixed again); the restart now mixes it again from what is
+    /// heard, and the next item follows it without a gap.
+    @Test("a volume change in an item's last buffer is heard at once; the next item follows without a gap")
+    func volumeAtItemBoundary() async throws {
+        let queue = try QueuePlayer(urls: [sine(500, 1.5, level: -6), sine(1000, 1, level: -6)], names: nil, engine: longBufferEngine(seconds: 1))
+        let (audio, changed) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            queue.volume = 0.25
+            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+        }
+        // A restart mixes the whole buffer again after the flush: in a debug build here the
+        // sink ran dry for 15–20 ms at the change in 3 of 12 runs (any restart on a
+        // long buffer, not only in the last one). Gaps up to 30 ms, the issue's bound for a
+        // change to be heard, count as none here; the item boundary is checked to 5 ms by
+        // the seek and pause tests.
+        let regions = audio.activeRegions(minGap: 0.03, window: 0.002)
+        #expect(regions.count == 1, "a gap: \(regions)")
+        #expect(regions.first?.duration.isClose(to: 2.5, within: restartTolerance) == true, "\(regions)")
+        let start = try #require(regions.first?.start)
+        // The first item (it ends at 1.5 s) at −18 dB from 30 ms after the change.
+        try #require(start + 1.48 - (changed + 0.03) > 0.1, "the change came too late to measure: \(regions), at \(changed) s")
+        #expect(audio.sineLevelDBFS(channel: 0, range: (changed + 0.03)..<(start + 1.48)).isClose(to: -18, within: 0.5))
+        #expect(audio.sineLevelDBFS(channel: 0, range: (start + 1.6)..<(start + 2.4)).isClose(to: -18, within: 0.5))
+    }
+
+    /// A rate change restarts an item from what is heard. In the same moment it restarted
+    /// the next item, which the engine had started on the ended one's end, at once, over
+    /// that end (and the ended item kept its rate). Now the ended item plays on at the new
+    /// rate and the next one follows it, from its start.
+    @Test("a rate change in an item's last buffer plays that item on at the new rate; the next item follows, from its start",
+          // The queue's part is the same on every server. The stretcher's load (both items
+          // stretched again at once, in a debug build) starved the harness's PipeWire daemons:
+          // holes, and a second item cut short.
+          .disabled(if: PipeWireServer.isSharedServer, "the harness's PipeWire starves under the stretcher's CPU load"))
+    func rateAtItemBoundary() async throws {
+        let stepped = URL(fileURLWithPath: try TestSignals.steppedTone(start: 1000, step: 200, stepDuration: 0.25, steps: 8, level: -12))
+        let queue = try QueuePlayer(urls: [sine(500, 1.5, level: -12), stepped], names: nil, engine: longBufferEngine(seconds: 1))
+        var positionBefore = -1.0
+        let (audio, changed) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            positionBefore = queue.currentTime
+            queue.rate = 2
+            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+        }
+        let regions = audio.activeRegions(minGap: lastBufferGap, window: 0.002)
+        let end = try #require(regions.last?.end)
+        let rest = (1.5 - positionBefore) / 2
+        // Both items go through the stretcher again from the change, and the restart waits
+        // 50 ms at most for them: a debug build's stretcher took longer, and the restart
+        // wrote a buffer of silence first (up to the buffer's second), in which the first item's
+        // rest (a quarter of a second or so at twice the rate) could be lost too.
+        withKnownIssue("a gap while the stretcher primes both items again", isIntermittent: true) {
+            #expect(regions.filter { $0.end > changed + 0.05 }.count == 1, "a gap after the change at \(changed) s: \(regions)")
+        }
+        // The second item whole, at twice the rate (its 2 s in 1 s), after the first's rest
+        // and any gap.
+        #expect(end - changed > 1 && end - changed < rest + 1 + 1.1,
+                "changed at \(changed) s (position \(positionBefore) s), the end at \(end) s: \(regions)")
+        #expect(try #require(regions.last?.duration) > 0.9, "\(regions)")
+        // One item at a time (two at −12 dBFS would peak near −6), the second from its start
+        // (1000 Hz, its first step: an eighth of a second at twice the rate) and once.
+        #expect(audio.peakDBFS(channel: 0, range: (changed + 0.05)..<(end - 0.03)) < -10, "two items at once: \(regions)")
+        let last = try #require(regions.last)
+        // The first window that holds one of the second item's steps (a window across the
+        // change from 500 Hz reads in between, and is passed over) must be its first.
+        let track = audio.frequencyTrack(window: 0.02, range: last.start..<min(last.end, last.start + rest + 0.15)).compactMap(\.frequency)
+        let steps = (0..<8).map { 1000 + 200 * Double($0) }
+        let firstOfSecond = track.first { frequency in steps.contains { frequency.isClose(to: $0, within: 20) } }
+        #expect(firstOfSecond.map { $0.isClose(to: 1000, within: 20) } == true,
+                "the second item did not start at its start: \(track) in \(regions)")
+    }
+
+    /// A move to another item in the same moment (the next item started in the mix, the
+    /// ended one still current) let go of the started next item without stopping it: it
+    /// ended only with its player, and what the buffer held of it (up to a buffer) was
+    /// heard before the item moved to.
+    @Test("a move just after an item's end was mixed stops the next item the engine started")
+    func moveAtItemBoundary() async throws {
+        let queue = try QueuePlayer(urls: [sine(500, 1, level: -12), sine(1000, 3, level: -12), sine(300, 3, level: -12)], names: nil, engine: longBufferEngine(seconds: 0.5))
+        let (audio, moved) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            #expect(queue.loadItem(id: queue.items[2].id))
+            try await sleep(1.2)
+            queue.stop()
+        }
+        // The item moved to, and nothing of the dropped one, from 0.15 s after the move.
+        for start in [0.15, 0.35, 0.55] {
+            let window = (moved + start)..<(moved + start + 0.2)
+            #expect(try #require(audio.dominantFrequency(channel: 0, range: window)).isClose(to: 300, within: 3), "\(start) s after the move")
+            #expect(audio.peakDBFS(channel: 0, range: window) < -10, "two items at once \(start) s after the move")
+        }
+    }
+
+    /// An item moved to while the queue was paused is opened and its next one prepared,
+    /// but nothing plays to queue it after; ``QueuePlayer/play()`` did not either, so that
+    /// item's end was followed by a gap while the queue opened the next one.
+    @Test("an item moved to while paused is followed without a gap once played")
+    func gaplessAfterPausedMove() async throws {
+        let queue = try QueuePlayer(urls: [sine(300, 0.5), sine(500, 0.5), sine(1000, 0.5)])
+        queue.advanceToNextItem()
+        let audio = try await captured {
+            // At PulseAudio's defaults a sound that started within 15 ms of the capture lost
+            // its first 1–2 ms there (0.998 s heard from 0.010–0.015 s; from 0.06 s, 1.000 s
+            // in three runs each): the capture's start, not the gaplessness this checks.
+            try await sleep(0.1)
+            queue.play()
+            try await eventually("the queue to run out", timeout: 5) { queue.currentItem == nil }
+        }
+        let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
+        #expect(regions.count == 1, "a gap between items: \(regions)")
+        #expect(regions.first?.duration.isClose(to: 1, within: 0.002) == true, "\(regions)")
+    }
+
+    /// As with `AVAudioPlayer`, metering is off until asked for (the mix then measures
+    /// nothing); once on, it holds for the current item and the items after it.
+    @Test("the queue's meters measure only once enabled, on the current item and the next")
+    func meteringIsOptIn() async throws {
+        let level = -12.0
+        let queue = try QueuePlayer(urls: [sine(500, 2, level: level), sine(700, 2, level: level)])
+        #expect(!queue.isMeteringEnabled)
+        var readings: [(left: Float, right: Float)] = []
+        _ = try await captured {
+            queue.play()
+            try await sleep(0.4)
+            readings.append(queue.averagePower())
+            // The average settles over about a second, as AVAudioPlayer's does.
+            queue.isMeteringEnabled = true
+            try await sleep(1)
+            readings.append(queue.averagePower())
+            try await eventually("the second item", timeout: 3) { queue.currentItem == queue.items.last }
+            try await sleep(1)
+            readings.append(queue.averagePower())
+            queue.pause()
+        }
+        #expect(readings.count == 3)
+        #expect(readings.first.map { $0.left == -160 && $0.right == -160 } == true, "metered while off: \(readings)")
+        // A sine's RMS is 3.01 dB under its peak.
+        for reading in readings.dropFirst() {
+            #expect(Double(reading.left).isClose(to: level - 3.01, within: 1), "\(readings)")
+        }
     }
 
     @Test("next, previous, insert and remove move through the queue and update now playing")

@@ -127,7 +127,7 @@ struct SoundServerPlayTests {
         environment["XDG_DATA_DIRS"] = root
         environment["XDG_DATA_HOME"] = root + "/home"
         func sample() throws -> String? {
-            try world.server.pactl("list", "samples").components(separatedBy: "Sample #").first { $0.contains("Name: earshot.freedesktop.\(name)\n") }
+            try world.server.pactl("list", "samples").components(separatedBy: "Sample #").first { $0.contains("Name: earshot.freedesktop.\(name).") }
         }
         #expect(try sample() == nil)
         let first = try await run(Paths.earshot, ["sound", name], environment: environment, timeout: 10)

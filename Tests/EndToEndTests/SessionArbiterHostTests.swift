@@ -173,7 +173,10 @@ struct SessionArbiterHostTests {
         let capture = try await world.capture()
         let podcasts = try world.play("podcasts", side: .left)
         try await podcasts.waitUntilPlaying()
-        let game = try world.play("game", side: .right, duration: 4)
+        // The game's end is the interruption's end, so the game must outlast the takeover:
+        // a CI run with every session suite beside it took over 4 s from the game's start
+        // to the daemon's, and the game ended (4 s) before the daemon could register it.
+        let game = try world.play("game", side: .right, duration: 10)
         try await game.waitUntilPlaying()
         let gameID = try await game.uniqueName()
         let podcastsID = try await podcasts.uniqueName()
@@ -199,7 +202,7 @@ struct SessionArbiterHostTests {
                 "the podcast was told its interruption ended (without resume) while the game still plays: \(podcasts.lines)")
 
         // The game's queue ends: the podcast, still interrupted by it, resumes.
-        #expect(try await game.process.wait(timeout: 8) == 0)
+        #expect(try await game.process.wait(timeout: 14) == 0)
         try await podcasts.waitForLine("session: interruption ended, resuming", timeout: 3)
         try await podcasts.waitUntilPlaying()
         try await settle(0.5)

@@ -68,16 +68,25 @@ struct SessionHostilePlayerTests {
     /// session (CI saw this with mpv on a loaded machine: an `--others observe` session
     /// interrupted, a session that did not pause mpv).
     @Test("a player that answers the arbiter late, after earshot play activated, is paused by it and played again at its end; earshot play is never interrupted")
+    ///
+    /// The case needs `earshot play` to activate within ``FakePlayer/lateAnswerLimit`` of the
+    /// arbiter's question. On a loaded machine its start can take longer (the landing CI of
+    /// 09debe8 saw it): the player then answers at its limit, before the activation, and the
+    /// run does not test the late answer. Such a run is made again, three runs in all.
     func lateAnswerCountsFromTheQuestion() async throws {
-        let world = try await SessionWorld()
-        let daemon = try await world.daemon()
-        let slow = try await FakePlayer(world, .answersLate)
-        let music = try world.play("music", side: .left, duration: 3)
-        try await music.waitForSession("active") { $0.active }
-        slow.answer()
-        try await Self.expectPausedForTheSession(slow, music)
-        #expect(slow.answeredWhenTold.value, "earshot play took longer than \(FakePlayer.lateAnswerLimit) s to activate: the late answer was not tested")
-        daemon.kill(SIGKILL)
+        for run in 1...3 {
+            let world = try await SessionWorld()
+            let daemon = try await world.daemon()
+            let slow = try await FakePlayer(world, .answersLate)
+            let music = try world.play("music", side: .left, duration: 3)
+            try await music.waitForSession("active") { $0.active }
+            slow.answer()
+            try await Self.expectPausedForTheSession(slow, music)
+            daemon.kill(SIGKILL)
+            if slow.answeredWhenTold.value { return }
+            sessionReport("run \(run): earshot play took longer than \(FakePlayer.lateAnswerLimit) s to activate; the late answer was not tested")
+        }
+        Issue.record("in 3 runs, earshot play took longer than \(FakePlayer.lateAnswerLimit) s to activate: the late answer was not tested")
     }
 
     /// A player that never answers the arbiter's `GetAll` (its first read of the status held
@@ -101,7 +110,10 @@ struct SessionHostilePlayerTests {
             slowest = max(slowest, try await Self.arbiterRoundTrip(world))
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(slowest < 0.5, "the arbiter took \(slowest) s to answer while a player's GetAll was unanswered")
+        // Waiting on the player would hold an answer up to the arbiter's 2 s wait; half of
+        // that is the bound, as above (0.5 s failed once in the landing CI of 09debe8, at
+        // 0.86 s, on a machine loaded by the parallel session suites).
+        #expect(slowest < 1.0, "the arbiter took \(slowest) s to answer while a player's GetAll was unanswered")
         // Around when the arbiter gives up on the answer (2 s after it asked), before the
         // player's hold ends (3 s after the arbiter asked, which was after `started`): the
         // player is not counted as playing. (A check that ends past the hold says nothing,

@@ -14,7 +14,8 @@ import TestSupport
 /// would be six. Before this work the same processes woke 120 to 280 times a second, and
 /// once a second with the default executor.
 ///
-/// In the session pass (it plays audio, and a quiet machine keeps the counts honest).
+/// Its three tests run side by side, by themselves after the session suites (one plays audio,
+/// and a quiet machine keeps the counts honest).
 @Suite("quiet when idle: wakeups of idle Earshot processes")
 struct SessionIdleWakeupTests {
     /// The measuring window, seconds.

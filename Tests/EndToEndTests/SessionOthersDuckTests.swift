@@ -180,14 +180,18 @@ struct SessionOthersDuckTests {
         let daemon = try await world.daemon()
         let stream = try await world.paplay(volume: Self.original)
         let before = try #require(try await world.volume(of: stream))
-        let music = try world.play("music", side: .left, duration: 5, duck: true)
+        // The music outlasts the takeover: with 5 s, a loaded CI machine (the fresh-clone run
+        // of 0fb8a08) took over after the music's end, which restored the stream, and the
+        // check below read that as a restore while ducking.
+        let music = try world.play("music", side: .left, duration: 12, duck: true)
         try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
         daemon.kill(SIGKILL)
         try await sessionPoll("earshot play to host the arbiter") { try await world.arbiterHost() == music.process.pid }
         try await settle(0.6)
         let during = try await world.volume(of: stream)
+        try #require(music.process.isRunning, "the music ended before the takeover was checked: \(music.lines)")
         #expect(Self.isDucked(during, from: before), "the next host ducked it again on top, or restored it while ducking: \(String(describing: during))")
-        #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
+        #expect(try await music.process.wait(timeout: 20) == 0, "\(music.process.stderr)")
         try await world.waitForVolume(of: stream, "restored") { $0 == before }
     }
 

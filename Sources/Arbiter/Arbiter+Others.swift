@@ -170,7 +170,7 @@ extension Arbiter {
         }
     }
 
-    private static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
+    static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
         value?.unwrapped.string.flatMap(ForeignPlaybackStatus.init(rawValue:))
     }
 
@@ -300,10 +300,7 @@ extension Arbiter {
             guard (try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
                                               method: method, [], timeout: Arbiter.foreignCallTimeout)) != nil else { return }
             let (before, seenAt) = self?.state.withLock { ($0.players[player]?.signals, $0.policy.activations) } ?? (nil, 0)
-            let value = try? await connection.call(
-                destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
-                [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
-            guard let before, let status = Arbiter.status(value) else { return }
+            guard let before, let status = await Arbiter.playbackStatus(of: player, on: connection) else { return }
             _ = connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
                 let changed = self.state.withLock { s -> Bool in
@@ -315,6 +312,46 @@ extension Arbiter {
                 if changed { self.reconcileOthers() }
             }
         }
+    }
+}
+
+extension Arbiter {
+    /// Reads another app's player's `PlaybackStatus` again
+    /// (``SessionPolicy/Decision/readForeignStatus(player:)``), without waiting for it: its
+    /// process fell silent after the arbiter's pause and sounds again, and it never said
+    /// it paused. Its answer comes after every signal it sent before, so a pause it did
+    /// report has reached the policy by then. If the policy still waits for the pause and
+    /// the player says `Playing`, it folded the pause and a play into one report (mpv-mpris
+    /// sends its changes every 100 ms; a user's play within that window of the arbiter's
+    /// pause was lost, and the session played on beside the player): the policy hears
+    /// both, the pause first.
+    func readStatus(foreign player: String) {
+        let connection = self.connection
+        Task { [weak self] in
+            guard let status = await Arbiter.playbackStatus(of: player, on: connection), status == .playing else { return }
+            _ = connection.schedule(after: .zero) { [weak self] in
+                guard let self else { return }
+                let folded = self.state.withLock { s -> Bool in
+                    guard let known = s.policy.foreignPlayers[player], known.status == .playing,
+                          let expected = known.expected, expected != .playing,
+                          var observed = s.players[player], observed.status == .playing else { return false }
+                    observed.observe(expected, seenAt: s.policy.activations)
+                    observed.observe(.playing, seenAt: s.policy.activations)
+                    s.players[player] = observed
+                    return true
+                }
+                if folded { self.reconcileOthers() }
+            }
+        }
+    }
+
+    /// A player's `PlaybackStatus`, read with `Get`; nil when it does not answer in
+    /// ``foreignCallTimeout`` or answers something that is not a status.
+    static func playbackStatus(of player: String, on connection: DBusConnection) async -> ForeignPlaybackStatus? {
+        let value = try? await connection.call(
+            destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
+            [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
+        return status(value)
     }
 }
 

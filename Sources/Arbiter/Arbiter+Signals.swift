@@ -26,6 +26,8 @@ extension Arbiter {
                 command(foreign: player, stop ? "Stop" : "Pause")
             case let .resumeForeign(player):
                 command(foreign: player, "Play")
+            case let .readForeignStatus(player):
+                readStatus(foreign: player)
             case .remoteTargetChanged, .targetChanged, .rejected:
                 break  // the target is broadcast by announceChanges; rejections are error replies
             }

@@ -34,6 +34,14 @@ extension SessionPolicy {
         /// Play another app's player again: the session that paused it deactivated with
         /// notifyOthersOnDeactivation or vanished, and nobody touched the player since.
         case resumeForeign(player: String)
+        /// Read another app's player's `PlaybackStatus` again: its process fell silent after
+        /// the arbiter asked it to pause (or stop) and sounds again, and the player never
+        /// said it paused. A player may fold a quick pause and play into one report (mpv-mpris
+        /// sends its changes every 100 ms), so someone may have played it. If it says
+        /// `Playing` while the pause is still unseen, the arbiter reports both: the pause,
+        /// then the play (``Event/foreignPlayer(player:pid:status:canPause:seenAt:)``).
+        /// Comes alone, after a ``Event/foreignSound(pid:sounding:tick:)``.
+        case readForeignStatus(player: String)
         /// The target across all apps (``SessionPolicy/target``) changed; after
         /// `remoteTargetChanged`.
         case targetChanged(RemoteTarget?)
@@ -47,7 +55,7 @@ extension SessionPolicy {
             case let .deactivated(id), let .interruptionBegan(id, _), let .interruptionEnded(id, _), let .duck(id, _), let .unduck(id),
                  let .otherAudioPlaying(id, _), let .secondaryAudioShouldBeSilenced(id, _), let .rejected(id, _):
                 id
-            case .remoteTargetChanged, .pauseForeign, .resumeForeign, .targetChanged:
+            case .remoteTargetChanged, .pauseForeign, .resumeForeign, .readForeignStatus, .targetChanged:
                 nil
             }
         }

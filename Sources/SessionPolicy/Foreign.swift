@@ -26,6 +26,9 @@ public struct ForeignPlayer: Sendable, Hashable, Identifiable {
     /// The status the arbiter asked for and is waiting to see (after `Pause`, `Stop` or
     /// `Play`), so that its own changes are told from the user's.
     public internal(set) var expected: ForeignPlaybackStatus?
+    /// Its process fell silent after the arbiter asked it to pause (or stop) and before it
+    /// said it had: the pause happened, whether or not the player reports it.
+    var fellSilentWhileExpected = false
 
     init(id: String, pid: Int64, status: ForeignPlaybackStatus, canPause: Bool) {
         self.id = id

@@ -53,16 +53,35 @@ extension SessionPolicy {
     }
 
     /// The sound server says whether another app's process sounds.
+    ///
+    /// A player of the process that the arbiter asked to pause (or stop), and that has not
+    /// said it did, is watched through its sound: silent, it did pause; sounding again
+    /// after that, someone may have played it before it reported the pause, and its status
+    /// is read again (``Decision/readForeignStatus(player:)``), once per silence.
     mutating func foreignSound(_ pid: Int64, sounding: Bool, tick: UInt64) -> [Decision] {
         var sound = foreignSounds[pid] ?? ForeignSound(pid: pid)
-        if sounding, !sound.isSounding {
+        let resumed = sounding && !sound.isSounding
+        if resumed {
             soundStarts += 1
             sound.lastSoundTick = tick
             sound.soundSequence = soundStarts
         }
+        let fell = !sounding && sound.isSounding
         sound.isSounding = sounding
         foreignSounds[pid] = sound
-        return []
+        var decisions: [Decision] = []
+        for key in foreignPlayers.keys.sorted() {
+            guard var player = foreignPlayers[key], player.pid == pid, player.status == .playing,
+                  let expected = player.expected, expected != .playing else { continue }
+            if fell {
+                player.fellSilentWhileExpected = true
+            } else if resumed, player.fellSilentWhileExpected {
+                player.fellSilentWhileExpected = false
+                decisions.append(.readForeignStatus(player: key))
+            }
+            foreignPlayers[key] = player
+        }
+        return decisions
     }
 
     /// Another app's process is gone (or is an Earshot process after all).
@@ -94,6 +113,7 @@ extension SessionPolicy {
         guard playing else { return nil }
         player.pausedBy = id
         player.expected = player.canPause ? .paused : .stopped
+        player.fellSilentWhileExpected = false
         foreignPlayers[key] = player
         return .pauseForeign(player: key, stop: !player.canPause)
     }

@@ -65,6 +65,15 @@ extension SessionWorld {
                              world: self)
     }
 
+    /// A paplay stream (a looped tone on the right) that the sound server files under
+    /// process `pid`: the sound of a ``FakePlayer``'s app, whose player is a connection of
+    /// the test process. (The arbiter matches streams to players by
+    /// `application.process.id`; a stream's own property wins over its client's.)
+    func sound(asProcess pid: Int32) throws -> Child {
+        let tone = try SessionWorld.tone(.right, frequency: 700, duration: 30)
+        return try Child("paplay", ["--property=application.process.id=\(pid)", tone], environment: environment)
+    }
+
     /// Registers the test's client connection as a session, for the signals the arbiter
     /// sends it.
     func registerClient(category: String, active: Bool) async throws {
@@ -147,6 +156,12 @@ final class FakePlayer: Sendable {
         /// ``unansweredHold``, past the arbiter's wait, so that to the arbiter it never
         /// answers; then says Playing by signal, and pauses and plays as told.
         case answersNever
+        /// Answers `Pause` (and counts it), but never says it paused: its status stays
+        /// Playing, read or signalled. So mpv-mpris behaves when a play follows the pause
+        /// within its 100 ms batch of changes (one `Playing`, or nothing new), and when its
+        /// `Get` is answered before the pause reached the plugin. Its sound is the test's
+        /// to make (``SessionWorld/sound(asProcess:)``).
+        case foldsPause
     }
 
     /// How long an ``Behaviour/answersNever`` player holds its first answer: past the
@@ -198,7 +213,7 @@ final class FakePlayer: Sendable {
                 held.withLock { $0.append(call) }
                 Task { connection.close() }
                 throw DBusMethodCall.replyLater
-            case .floods, .flipsStatus:
+            case .floods, .flipsStatus, .foldsPause:
                 return []
             }
         }

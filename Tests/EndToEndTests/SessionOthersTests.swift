@@ -58,6 +58,45 @@ struct SessionOthersTests {
         daemon.kill(SIGKILL)
     }
 
+    /// The landing CI of 2026-11-28 failed ``userTouchedIsLeftAlone`` this way: the user's
+    /// play came within mpv-mpris's 100 ms batch of the arbiter's pause, mpv said only
+    /// Playing, and earshot play was never interrupted. Here a fake player folds every time;
+    /// its sound (a paplay filed under the test's process) says what happened.
+    @Test("a player that never reports the arbiter's pause, played again by the user, still interrupts: its sound fell silent and came back")
+    func foldedPauseAndPlay() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let fake = try await FakePlayer(world, .foldsPause)
+        let fakeID = fake.connection.uniqueName
+        var sound = try world.sound(asProcess: getpid())
+        defer { sound.kill(SIGKILL) }
+        let sounding = { (expected: Bool) async throws in
+            do {
+                try await sessionPoll("the arbiter to know the fake \(expected ? "sounding" : "silent")", timeout: 5) {
+                    try await world.others().contains { $0["player"]?.string == fakeID && $0["sounding"]?.bool == expected && $0["status"]?.string == "Playing" }
+                }
+            } catch {
+                throw TestFailure("\(error)\n" + (await world.arbiterReport()))
+            }
+        }
+        try await sounding(true)
+        let music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        try await sessionPoll("the arbiter to pause the fake") { fake.pauses.value == 1 }
+        // It pauses (its stream goes), and says nothing; then the user plays it.
+        sound.kill(SIGKILL)  // paplay drains its stream on SIGTERM: seconds more of sound
+        try await sounding(false)
+        sound = try world.sound(asProcess: getpid())
+        do {
+            try await music.waitForLine("an interruption") { $0.hasPrefix("session: interrupted") }
+        } catch {
+            throw TestFailure("\(error)\n" + (await world.arbiterReport()))
+        }
+        #expect(try await world.others().first { $0["player"]?.string == fakeID }?["pausedBy"]?.string == "",
+                "the user played it: no session holds it paused")
+        daemon.kill(SIGKILL)
+    }
+
     @Test("SIGKILL of the earshot play that paused mpv: mpv plays again")
     func sigkillResumes() async throws {
         let world = try await SessionWorld()

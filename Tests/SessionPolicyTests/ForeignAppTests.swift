@@ -22,7 +22,7 @@ extension Array where Element == Decision {
     var foreign: [Decision] {
         filter {
             switch $0 {
-            case .pauseForeign, .resumeForeign: true
+            case .pauseForeign, .resumeForeign, .readForeignStatus: true
             default: false
             }
         }
@@ -108,6 +108,40 @@ struct ForeignPauseTests {
         #expect(policy.apply(.vanished(music)).foreign.isEmpty, "resuming would play over video")
         #expect(policy.foreignPlayers[mpv]?.pausedBy == video)
         #expect(policy.apply(.deactivate(video, notifyOthers: true)).foreign == [.resumeForeign(player: mpv)])
+    }
+
+    /// mpv-mpris sends its changes every 100 ms: a play within that window of the
+    /// arbiter's pause reaches the bus as one `Playing`, or as nothing new. The sound
+    /// server still saw the pause (the stream fell silent) and the play (it sounds again).
+    @Test func aPlayerSoundingAgainBeforeItSaidItPausedHasItsStatusReadAgain() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
+        policy.add(music, .playback, playing: true)
+        #expect(policy.foreignPlayers[mpv]?.expected == .paused)
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 2)).foreign.isEmpty)
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 3)).foreign == [.readForeignStatus(player: mpv)])
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 4)).foreign.isEmpty)
+        // Once per silence: the next one, after another fall, reads again.
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 5)).foreign == [.readForeignStatus(player: mpv)])
+        // The arbiter reports the pause it missed, then the play: the user's, an interruption.
+        #expect(policy.foreign(.paused).interruptions.isEmpty)
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == music)
+        #expect(policy.foreign(.playing).interruptions == [.interruptionBegan(music, reason: .otherApp(player: mpv))])
+        #expect(policy.foreignPlayers[mpv]?.pausedBy == nil)
+    }
+
+    @Test func aPlayerThatSaidItPausedOrNeverFellSilentIsNotReadAgain() {
+        var policy = SessionPolicy()
+        policy.foreign(.playing)
+        policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
+        policy.add(music, .playback, playing: true)
+        // Sounding through the pause (a stream that stays uncorked): no fall, no read.
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 2)).foreign.isEmpty)
+        policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 3))
+        policy.foreign(.paused)  // said, as asked
+        #expect(policy.foreignPlayers[mpv]?.expected == nil)
+        #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 4)).foreign.isEmpty, "its Playing will say it")
     }
 
     @Test func aVanishedPlayerIsForgotten() {

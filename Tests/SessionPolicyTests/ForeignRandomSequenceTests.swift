@@ -58,6 +58,16 @@ func foreignViolations(before: SessionPolicy, decisions: [Decision], after: Sess
             if after.sessions.values.contains(where: { $0.isActive && !$0.isMixable }) {
                 problems.append("resumed \(player) over an active non-mixable session")
             }
+        case let .readForeignStatus(player):
+            // Only for a player whose asked-for pause is unseen, once its process sounds again.
+            guard let was = before.foreignPlayers[player], let expected = was.expected, expected != .playing,
+                  was.status == .playing else {
+                problems.append("read the status of \(player), which owes no pause")
+                break
+            }
+            if after.foreignSounds[was.pid]?.isSounding != true || before.foreignSounds[was.pid]?.isSounding == true {
+                problems.append("read the status of \(player) without its process sounding again")
+            }
         case let .targetChanged(target):
             if target != after.target { problems.append("target decision disagrees") }
         default:
@@ -87,6 +97,7 @@ struct ForeignRandomSequenceTests {
         var paused = 0
         var resumed = 0
         var foreignInterruptions = 0
+        var reads = 0
         for seed in 0..<UInt64(Self.sequences) {
             var generator = ForeignEventGenerator(sessions: EventGenerator(random: SplitMix64(seed: seed)))
             let events = generator.sequence(Self.length)
@@ -102,6 +113,7 @@ struct ForeignRandomSequenceTests {
                     switch decision {
                     case .pauseForeign: paused += 1
                     case .resumeForeign: resumed += 1
+                    case .readForeignStatus: reads += 1
                     case .interruptionBegan(_, .otherApp): foreignInterruptions += 1
                     default: break
                     }
@@ -115,6 +127,7 @@ struct ForeignRandomSequenceTests {
         #expect(applied == Self.sequences * (Self.length + 4))
         // The sequences reach the rules under test.
         #expect(foreignInterruptions > 0)
+        #expect(pausesOthers ? reads > 0 : reads == 0, "a paused player's sound coming back is reached")
         #expect(pausesOthers ? paused > 0 && resumed > 0 : paused == 0 && resumed == 0)
     }
 

@@ -119,7 +119,7 @@ struct Ledger {
             if interrupted[id, default: false] { return "deactivated while interrupted: \(id)" }
         case .rejected:
             return "rejected among other decisions"
-        case .pauseForeign, .resumeForeign, .targetChanged:
+        case .pauseForeign, .resumeForeign, .readForeignStatus, .targetChanged:
             break  // other apps' players: checked by ForeignRandomSequenceTests
         }
         return nil
@@ -141,7 +141,7 @@ private func rank(_ decision: Decision) -> (Int, SessionID?) {
     case let .duck(id, _), let .unduck(id): (1, id)
     case let .otherAudioPlaying(id, _): (2, id)
     case let .secondaryAudioShouldBeSilenced(id, _): (3, id)
-    case .pauseForeign, .resumeForeign: (0, nil)
+    case .pauseForeign, .resumeForeign, .readForeignStatus: (0, nil)
     case .remoteTargetChanged: (4, nil)
     case .targetChanged: (5, nil)
     case .rejected: (6, nil)

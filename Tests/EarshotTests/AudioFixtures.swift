@@ -72,9 +72,10 @@ func makeFolder(_ name: String) throws -> String {
 
 /// An engine whose music streams hold a server-side buffer of `seconds` (`earshot play`
 /// of one file asks for 2 s), and release the output after 0.5 s of silence.
-func longBufferEngine(seconds: Double = 1) -> AudioEngine {
+func longBufferEngine(seconds: Double = 1, seekDelay: Double = 0) -> AudioEngine {
     var configuration = AudioEngine.Configuration()
     configuration.musicBufferDuration = seconds
+    configuration.seekDelayForTesting = seekDelay
     configuration.idleRelease = 0.5
     return AudioEngine(configuration: configuration)
 }

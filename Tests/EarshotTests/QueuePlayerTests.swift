@@ -172,6 +172,37 @@ struct QueuePlayerTests {
                 "the second item's end was not heard")
     }
 
+    /// The landing CI's run of dac417d, with another test pass beside it, heard the sound
+    /// stop at such a seek, a second of silence, then the second item: the rest of the first
+    /// was lost. The stream went ahead without the sought voice (it waits half a second at
+    /// most), and the voice, its end mark still the render's, ended again at once. Here the
+    /// reader takes 0.7 s to apply the seek: the rest may come after a gap (the stream's
+    /// first write goes ahead without it), but whole, and the second item after it.
+    @Test("a seek in an item's last buffer that the reader is slow to apply still plays the rest of the item, then the next")
+    func slowSeekAtItemBoundary() async throws {
+        let stepped = URL(fileURLWithPath: try TestSignals.steppedTone(start: 1000, step: 200, stepDuration: 0.25, steps: 4))
+        let queue = try QueuePlayer(urls: [sine(500, 1.5), stepped], names: nil, engine: longBufferEngine(seconds: 1, seekDelay: 0.7))
+        let (audio, sought) = try await capturedWithChangeInItemsLastBuffer(queue) {
+            queue.currentTime = 0.3
+            try await eventually("the queue to run out", timeout: 8) { queue.currentItem == nil }
+        }
+        let after = audio.activeRegions(minGap: lastBufferGap, window: 0.002).filter { $0.start > sought + 0.05 }
+        // PulseAudio at its defaults plays a millisecond where the stream starts again, half a
+        // second after the seek (4 of 7 runs here; not on the other two servers; its source is
+        // not found): regions that short before the rest are let through, nothing longer.
+        let blips = after.prefix { $0.duration < 0.005 }
+        #expect(blips.count <= 1, "sought at \(sought) s: \(after)")
+        let rest = try #require(after.dropFirst(blips.count).first, "nothing after the seek at \(sought) s: \(after)")
+        // 1.2 s of the first item from the seek, then the second item's 1 s, without a gap.
+        #expect(after.count == blips.count + 1, "a gap after the rest started: \(after)")
+        #expect(rest.duration.isClose(to: 2.2, within: 0.05), "sought at \(sought) s: \(after)")
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (rest.start + 0.1)..<(rest.start + 1.1))).isClose(to: 500, within: 3))
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (rest.start + 1.25)..<(rest.start + 1.4))).isClose(to: 1000, within: 3),
+                "the second item did not start at its start")
+        #expect(try #require(audio.dominantFrequency(channel: 0, range: (rest.end - 0.2)..<(rest.end - 0.02))).isClose(to: 1600, within: 3),
+                "the second item's end was not heard")
+    }
+
     /// A volume change in the same moment was heard only when the next item started (the
     /// ended item could not be mixed again); the restart now mixes it again from what is
     /// heard, and the next item follows it without a gap.

@@ -257,7 +257,7 @@ extension AudioEngine {
                 streamRunning.store(true, ordering: .releasing)
                 // The stream starts from nothing buffered: nothing to restart.
                 restartRequested.store(false, ordering: .releasing)
-                state.restartDeadline = nil
+                state.restartAskedAt = nil
             } else if restartRequested.load(ordering: .acquiring) {
                 if let wait = restartIfRequested(&state, device: device) { return wait }
             }
@@ -356,18 +356,25 @@ extension AudioEngine {
     /// is heard (a voice started, paused, stopped or sought, a volume, pan, rate or process
     /// gain changed): drops what the server has not played and puts every voice back to the
     /// engine frame the next write lands on, so that the change is heard at once. Waits
-    /// first (returning how long, at most 50 ms in all; the reader wakes it sooner) until
-    /// the voices that play are ready: a sought or new voice primed, so that nothing stops
-    /// while it decodes. Does nothing when a voice cannot go back that far (one ended in
+    /// first (returning how long: at most ``restartPrimeWait`` in all, or
+    /// ``longBufferPrimeWait`` while a voice's seek is not applied; the reader wakes it
+    /// sooner) until the voices that play are ready: a sought or new voice primed, so that
+    /// nothing stops while it decodes. Does nothing when a voice cannot go back that far (one ended in
     /// the part not yet heard, or was not mixed without a gap): the change is then heard
     /// when the buffer has played, as without a long buffer. Atomics and the output's
     /// flush only.
     func restartIfRequested(_ state: inout RenderState, device: any AudioOutput) -> ThreadWait? {
         let now = MonotonicClock.seconds()
-        let deadline = state.restartDeadline ?? now + 0.05
-        state.restartDeadline = deadline
-        if now < deadline, !playingVoicesReady() { return .seconds(deadline - now) }
-        state.restartDeadline = nil
+        let asked = state.restartAskedAt ?? now
+        state.restartAskedAt = asked
+        if !playingVoicesReady() {
+            // A voice whose seek is not applied yet would sit the write out (see
+            // `Voice.render`): with a long buffer, seconds of silence where it should play.
+            // The old buffer plays on meanwhile, so waiting longer for it loses nothing.
+            let limit = forEachVoice({ !$0.seekPending }) ? AudioEngine.restartPrimeWait : AudioEngine.longBufferPrimeWait
+            if now < asked + limit { return .seconds(asked + limit - now) }
+        }
+        state.restartAskedAt = nil
         restartRequested.store(false, ordering: .releasing)
         let rate = Double(state.rate)
         // The earliest frame the flush can leave the next write at: what is heard now, less
@@ -394,6 +401,10 @@ extension AudioEngine {
     /// that follow a restart put it right within the half second.
     static let restartTimingWatch = 0.5
 
+    /// How long a restart waits for its voices to be primed before it goes ahead with what
+    /// they have: the old buffer is heard meanwhile, so the change is heard that much later.
+    static let restartPrimeWait = 0.05
+
     /// How long a long buffer's first write waits for the playing voices to be primed
     /// before it goes ahead with what they have (see `primeFrames`): decoding a buffer and a
     /// half of FLAC and resampling it took 10–30 ms in a release build here.
@@ -408,8 +419,7 @@ extension AudioEngine {
         forEachVoice { voice in
             let state = voice.playState.load(ordering: .acquiring)
             guard state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue else { return true }
-            return voice.seekGeneration.load(ordering: .acquiring) == voice.appliedSeekGeneration.load(ordering: .acquiring)
-                && voice.primed.load(ordering: .acquiring)
+            return !voice.seekPending && voice.primed.load(ordering: .acquiring)
         }
     }
 
@@ -784,8 +794,10 @@ struct RenderState {
     var gainGeneration: UInt32 = 0
     var silence: SilenceTracker
     var idleSince: Double?
-    /// While a restart waits for its voices: when it goes ahead regardless.
-    var restartDeadline: Double?
+    /// While a restart waits for its voices: when it was first looked at (it goes ahead
+    /// regardless after ``AudioEngine/restartPrimeWait``, or ``AudioEngine/longBufferPrimeWait``
+    /// while a voice's seek is not applied).
+    var restartAskedAt: Double?
     /// While a long buffer's start waits for its voices: when it goes ahead regardless.
     var startDeadline: Double?
     /// After a long buffer's restart: until when timing that comes between writes still

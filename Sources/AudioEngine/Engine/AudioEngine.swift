@@ -70,15 +70,20 @@ public final class AudioEngine: @unchecked Sendable {
         /// a pause or seek takes its end back, and a volume or pan change mixes it again from
         /// what is heard; each is heard at once. An item shorter than the buffer is followed
         /// by a gap of about 0.1 s (a queue prepares one item ahead, as an item becomes
-        /// current). A restart waits 50 ms at most for its voices to be primed: one that
-        /// takes longer (a rate change, both a queue's items stretched again) is heard after
-        /// a gap of up to the buffer. `earshot play` of local files sets it.
+        /// current). A restart waits 50 ms at most for its voices to be primed (half a second
+        /// while a seek is not applied yet): one that takes longer (a rate change, both a
+        /// queue's items stretched again) is heard after a gap of up to the buffer.
+        /// `earshot play` of local files sets it.
         public var musicBufferDuration: Double = 0
         /// Seconds without any playing source after which the device is released.
         public var idleRelease: Double = 2
         /// Silence (seconds) that must precede sound for a ``soundStarted`` event.
         public var silenceBeforeSoundEvent: Double = 0.25
         public var maximumSources: Int = 128
+        /// Tests only: seconds the reader waits before it applies a seek, as a slow disk or a
+        /// loaded machine makes it take, so that a test sees what the render thread does
+        /// meanwhile.
+        package var seekDelayForTesting: Double = 0
 
         public init(device: String? = nil) {
             let named = device ?? AudioEngine.environmentDevice

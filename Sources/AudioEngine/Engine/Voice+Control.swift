@@ -180,9 +180,7 @@ extension Voice {
     /// The playback position in seconds of the file's timeline: what is heard now, by the
     /// output's timing (a sound server's includes its latency), not what was last mixed.
     public var currentTime: Double {
-        if seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring) {
-            return seekTarget.value
-        }
+        if seekPending { return seekTarget.value }
         if rewindOnFlush.load(ordering: .acquiring), playState.load(ordering: .acquiring) == PlayState.paused.rawValue {
             return pausedPosition.value
         }
@@ -209,6 +207,7 @@ extension Voice {
         let target = seconds.isFinite ? min(max(0, seconds), max(0, duration)) : 0
         // The reader starts the ring again from the target: the next start is to be heard.
         awaitingStart.store(true, ordering: .releasing)
+        if playState.load(ordering: .acquiring) != PlayState.playing.rawValue { soughtWhileStill.store(true, ordering: .releasing) }
         seekTarget.store(target)
         seekGeneration.add(1, ordering: .releasing)
         engine.readerWake.signal()

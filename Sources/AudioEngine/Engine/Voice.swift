@@ -157,6 +157,16 @@ public final class Voice: @unchecked Sendable {
     let decodeError = Mutex<AudioFileError?>(nil)
     /// The seek generation the reader has applied (so `currentTime` can show a pending seek).
     let appliedSeekGeneration = Atomic<UInt32>(0)
+    /// Whether a seek was asked for that the reader has not applied yet: the ring and the
+    /// render's mark still belong to the old place. Any thread.
+    var seekPending: Bool {
+        seekGeneration.load(ordering: .acquiring) != appliedSeekGeneration.load(ordering: .acquiring)
+    }
+    /// Set by a seek asked while the voice did not play, cleared by the reader as it applies
+    /// a seek: until then nothing of the old place is mixed. (A voice sought while it plays
+    /// plays on at the old place until the new one is ready; a paused one's ring still holds
+    /// what came after the pause, which is not to be heard once it was sought away.)
+    let soughtWhileStill = Atomic<Bool>(false)
     /// Whether the source has run dry (see `Voice+Supply.swift`): set by the reader, reported
     /// by the event thread, which remembers in `supplyReported` what it last said.
     let supplyStarved = Atomic<Bool>(false)
@@ -218,7 +228,16 @@ public final class Voice: @unchecked Sendable {
         let metering = meteringEnabled.load(ordering: .relaxed)
         var levels = MixKernels.Levels()
 
-        if !renderHasStarted, !primed.load(ordering: .acquiring), !renderMark.isEnd {
+        // Not started until it has something of its new place: a voice whose seek the reader
+        // has not applied yet has only the old place's ring and mark. Started then, a voice
+        // that had ended in the mix (its end mark still the render's) ended again at once,
+        // and its item's rest was lost: a queue's seek in an item's last buffer, under load,
+        // once the stream's start had waited its half second. Nor, once started, while a seek
+        // asked when it did not play is on its way (``soughtWhileStill``).
+        let holds = renderHasStarted
+            ? soughtWhileStill.load(ordering: .acquiring) && seekPending
+            : seekPending || (!primed.load(ordering: .acquiring) && !renderMark.isEnd)
+        if holds {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
             return
         }
@@ -283,6 +302,8 @@ public final class Voice: @unchecked Sendable {
 
         if got < wanted {
             if renderMark.isEnd, ring.availableToRead == 0 {
+                // At the end of what was mixed; unless a seek asked before it is on its way.
+                guard !seekPending else { return }
                 renderHasStarted = false
                 // Mixed without a gap up to its end: a restart before the end is heard can
                 // mix it again from there (see `rewind(toEngineFrame:dryRun:)`).
@@ -294,7 +315,7 @@ public final class Voice: @unchecked Sendable {
                 finishedFlag.store(true, ordering: .releasing)
                 startSuccessor(at: firstFrame + Int64(offset + got), mix: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
                 engine.eventSemaphore.signal()
-            } else if got < wanted {
+            } else {
                 dropouts.add(1, ordering: .relaxed)
             }
         }
@@ -319,8 +340,7 @@ public final class Voice: @unchecked Sendable {
         defer { ringOwner.store(0, ordering: .releasing) }
         let revive = !renderHasStarted && renderEndFrame != .min && endUnheard.load(ordering: .acquiring)
             && playState.load(ordering: .acquiring) == PlayState.stopped.rawValue
-        guard renderHasStarted || revive,
-              seekGeneration.load(ordering: .acquiring) == appliedSeekGeneration.load(ordering: .acquiring) else { return true }
+        guard renderHasStarted || revive, !seekPending else { return true }
         guard renderEndFrame != .min else { return false }
         let unstart = requested < renderStartedAt && renderContiguousFrom == renderStartedAt
         let frame = unstart ? renderStartedAt : requested

@@ -1,6 +1,7 @@
 internal import CLibraryLoader
 internal import CRubberBand
 import Synchronization
+import Glibc
 
 /// The reader thread's side of a ``Voice``: decodes the file, maps its channels to
 /// stereo, converts its rate to the engine's, stretches time when the playback rate is
@@ -93,6 +94,9 @@ final class VoiceReader: @unchecked Sendable {
         let rate = voice.rateEnabled.load(ordering: .relaxed) ? voice.rate.value : 1
         if requested != generation || rate != rateSeen {
             // A seek or a rate change: restart from the current (or requested) position.
+            if requested != generation, voice.engine.configuration.seekDelayForTesting > 0 {
+                usleep(useconds_t(voice.engine.configuration.seekDelayForTesting * 1_000_000))
+            }
             guard voice.ringOwner.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
             let target = requested != generation ? voice.seekTarget.value : voice.position.value
             voice.primed.store(false, ordering: .releasing)
@@ -101,6 +105,7 @@ final class VoiceReader: @unchecked Sendable {
             voice.renderMark = Voice.Mark(ringFrame: voice.ring.framesWritten, mediaTime: target, mediaPerFrame: 0, isEnd: false)
             wrapPending = false
             voice.renderHasStarted = false
+            if requested != generation { voice.soughtWhileStill.store(false, ordering: .releasing) }
             voice.awaitingStart.store(true, ordering: .releasing)
             voice.renderEndFrame = .min
             voice.position.store(target)

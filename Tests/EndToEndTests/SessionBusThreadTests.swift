@@ -83,7 +83,12 @@ struct SessionBusThreadTests {
     /// (the test sending 50 messages, the bus daemon routing them, the player carrying them
     /// out) on the cores the three processes of each `GetAll` round trip need. So the test measures that reference in the same run, in
     /// alternating phases, and holds the embedded arbiter to the 3× or, where the
-    /// machine does not allow that to the reference either, to 1.5× the reference's ratio.
+    /// machine does not allow that, to 1.5× the reference's p99 under the same bursts.
+    /// (Until 2026-11-28 that second bound was 1.5× the reference's ratio. A fresh-clone run
+    /// then failed with the embedded arbiter faster under the bursts than the reference,
+    /// 4.50 ms against 5.68 ms: the reference's idle p99 had read 2.87 ms against the
+    /// embedded one's 0.98 ms, so its ratio came out small. The idle pools of two phases
+    /// are not the same machine state; the bursts are the same load.)
     /// History: 63–100× on the code that opened files on the bus thread; then, with the bus
     /// thread only parsing, dispatching, answering property reads and sending (the commands
     /// on a thread of their own, 5 nice steps down), up to 4–5×; after a remote `Next` moved
@@ -94,8 +99,8 @@ struct SessionBusThreadTests {
     /// the reference's went from a median of 1.46 (6 runs, 0.51–2.08) to 0.93 (11 runs,
     /// 0.77–1.40).
     static let target = 3.0
-    /// How far above the reference's ratio the embedded arbiter's may be, where the
-    /// reference misses ``target`` too.
+    /// How far above the reference's p99 under the bursts the embedded arbiter's may be,
+    /// where it misses ``target``.
     static let overReference = 1.5
 
     /// Who serves the arbiter in a phase of the test.
@@ -106,7 +111,8 @@ struct SessionBusThreadTests {
         var idle: [Double] = []
         var busy: [Double] = []
         var burstTimes: [Duration] = []
-        var ratio: Double { SessionBusThreadTests.percentile(busy, 0.99) / SessionBusThreadTests.percentile(idle, 0.99) }
+        var busyP99: Double { SessionBusThreadTests.percentile(busy, 0.99) }
+        var ratio: Double { busyP99 / SessionBusThreadTests.percentile(idle, 0.99) }
         var summary: String {
             String(format: "idle p99 %.2f ms (%d calls), during the bursts %.2f ms (%d calls, max %.2f ms); ratio %.2f",
                    SessionBusThreadTests.percentile(idle, 0.99), idle.count, SessionBusThreadTests.percentile(busy, 0.99),
@@ -114,7 +120,7 @@ struct SessionBusThreadTests {
         }
     }
 
-    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 3× its idle p99, or within 1.5× the ratio of an arbiter in earshot daemon under the same bursts; each burst takes effect in order")
+    @Test("bursts of 50 Next (and Previous) calls to the arbiter's host: the arbiter's p99 stays within 3× its idle p99, or within 1.5× the p99 of an arbiter in earshot daemon under the same bursts; each burst takes effect in order")
     func nextBurstDoesNotStallTheArbiter() async throws {
         let world = try await SessionWorld()
         let burst = SessionBusThreadTests.burst
@@ -165,12 +171,12 @@ struct SessionBusThreadTests {
         let (embedded, reference) = (pools[.embedded]!, pools[.daemon]!)
         let report = "arbiter GetAll p99, embedded in the player: \(embedded.summary); "
             + "in earshot daemon (the reference, same run): \(reference.summary); "
-            + String(format: "embedded over reference %.2f; ", embedded.ratio / reference.ratio)
+            + String(format: "embedded over reference under the bursts %.2f; ", embedded.busyP99 / reference.busyP99)
             + "the bursts took \(embedded.burstTimes + reference.burstTimes)"
         sessionReport(report)
         print(report)
         #expect(embedded.ratio <= SessionBusThreadTests.target
-                || embedded.ratio <= SessionBusThreadTests.overReference * reference.ratio, "\(report)")
+                || embedded.busyP99 <= SessionBusThreadTests.overReference * reference.busyP99, "\(report)")
         #expect(host.process.isRunning, "\(host.lines) \(host.process.stderr)")
     }
 

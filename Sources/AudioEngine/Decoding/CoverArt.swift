@@ -64,7 +64,7 @@ public struct CoverArt: Sendable, Hashable {
         guard ff.avio_open(&probe, path, AVIO_FLAG_READ) >= 0 else { return nil }
         var found: UnsafePointer<AVInputFormat>?
         let score = ff.av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
-        ff.avio_closep(&probe)
+        _ = ff.avio_closep(&probe)  // a read-only probe: nothing to flush
         guard score >= 0, let found else { return nil }
         var context: UnsafeMutablePointer<AVFormatContext>?
         guard ff.avformat_open_input(&context, path, found, nil) >= 0, let opened = context else { return nil }

@@ -86,7 +86,7 @@ final class FFmpegDecoder {
             guard opened >= 0 else { return opened }
             var found: UnsafePointer<AVInputFormat>?
             let score = ff.av_probe_input_buffer2(probe, &found, "", nil, 0, 0)
-            ff.avio_closep(&probe)
+            _ = ff.avio_closep(&probe)  // a read-only probe: nothing to flush
             guard score >= 0, let found else { return score < 0 ? score : FFmpegError.demuxerNotFound }
             return ff.avformat_open_input(&context, path, found, nil)
         }
@@ -332,7 +332,7 @@ final class FFmpegDecoder {
                     throw failure(readStatus, log: readLog)
                 }
                 demuxerDone = true
-                ff.avcodec_send_packet(codecContext, nil)  // drain
+                _ = ff.avcodec_send_packet(codecContext, nil)  // drain (an error: already draining)
                 continue
             }
             defer { ff.av_packet_unref(packet) }

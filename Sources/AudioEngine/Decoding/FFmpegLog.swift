@@ -56,7 +56,7 @@ enum FFmpegError {
     /// `av_strerror`'s text for `code`.
     static func text(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
-        ff.av_strerror(code, &buffer, buffer.count)
+        _ = ff.av_strerror(code, &buffer, buffer.count)  // an unknown code still gets a generic text
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -77,7 +77,7 @@ extension FFmpegDecoder {
                 // Verify the server's certificate and host name (a redirect to https too).
                 ("tls_verify", "1"),
             ] + (certificateAuthorities.map { [("ca_file", $0)] } ?? [])
-            for (key, value) in settings { ff.av_dict_set(&options, key, value, 0) }
+            for (key, value) in settings { _ = ff.av_dict_set(&options, key, value, 0) }  // fails only out of memory
             return ff.avformat_open_input(&context, url, nil, &options)
         }
     }

@@ -70,6 +70,7 @@ extension SessionPolicy {
         sound.isSounding = sounding
         foreignSounds[pid] = sound
         var decisions: [Decision] = []
+        guard fell || resumed else { return decisions }
         for key in foreignPlayers.keys.sorted() {
             guard var player = foreignPlayers[key], player.pid == pid, player.status == .playing,
                   let expected = player.expected, expected != .playing else { continue }

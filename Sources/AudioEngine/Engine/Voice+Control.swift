@@ -97,9 +97,13 @@ extension Voice {
     /// Where a pause now is expected to leave the listener: what is heard, plus what the
     /// output still plays after it drops the rest (the last flush's remainder).
     private func expectedPausePosition() -> Double {
-        let heard = engine.deviceCurrentTime * Double(reader.engineRate)
-        let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
-        return clock.mediaTime(atFrame: expected) ?? position.value
+        clock.mediaTime(atFrame: expectedPauseFrame()) ?? position.value
+    }
+
+    /// The engine frame a pause now is expected to leave the listener at (see
+    /// ``expectedPausePosition()``).
+    private func expectedPauseFrame() -> Double {
+        engine.deviceCurrentTime * Double(reader.engineRate) + Double(engine.flushRemainder.load(ordering: .relaxed))
     }
 
     /// Playing → paused. The render thread may have mixed the voice's end since the pause
@@ -155,9 +159,7 @@ extension Voice {
     /// end is not pending.
     private func pauseBeforeUnheardEnd() -> Bool {
         guard playState.load(ordering: .acquiring) == PlayState.stopped.rawValue, endUnheard.load(ordering: .acquiring) else { return false }
-        let heard = engine.deviceCurrentTime * Double(reader.engineRate)
-        let expected = heard + Double(engine.flushRemainder.load(ordering: .relaxed))
-        let position = clock.mediaTime(atFrame: min(expected, Double(endFrame.load(ordering: .relaxed)))) ?? duration
+        let position = clock.mediaTime(atFrame: min(expectedPauseFrame(), Double(endFrame.load(ordering: .relaxed)))) ?? duration
         guard takeBackUnheardEnd() else { return false }
         seek(to: position, keepingRewind: false)
         if engine.anyVoicePlaying(besides: self) {

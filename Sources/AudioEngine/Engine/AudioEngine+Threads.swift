@@ -290,11 +290,10 @@ extension AudioEngine {
         let mix = state.mix
         mix.update(repeating: 0, count: frames * 2)
         let cycle = renderEpoch.load(ordering: .relaxed)
-        for slot in slots {
-            let bits = slot.voice.load(ordering: .acquiring)
-            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
-            Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
-                .render(into: mix, frames: frames, firstFrame: state.framesWritten, cycle: cycle)
+        let firstFrame = state.framesWritten
+        _ = voiceTable.forEach { voice in
+            voice.render(into: mix, frames: frames, firstFrame: firstFrame, cycle: cycle)
+            return true
         }
         renderEpoch.add(1, ordering: .releasing)
 
@@ -426,12 +425,7 @@ extension AudioEngine {
     /// Calls `body` with each voice in the render table until it returns false; returns
     /// whether it never did.
     private func forEachVoice(_ body: (Voice) -> Bool) -> Bool {
-        for slot in slots {
-            let bits = slot.voice.load(ordering: .acquiring)
-            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
-            if !body(Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()) { return false }
-        }
-        return true
+        voiceTable.forEach(body)
     }
 
     /// Any thread, as the last playing voice pauses or stops (`change` stores its new state):
@@ -491,38 +485,31 @@ extension AudioEngine {
     /// heard at `frame`, so that it resumes where the listener left it, with nothing lost.
     /// Atomics and a semaphore post only (the seek is applied by the reader).
     private func rewindPausedVoices(toFrame frame: Double) {
-        for slot in slots {
-            let bits = slot.voice.load(ordering: .acquiring)
-            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { continue }
-            let voice = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue()
+        _ = forEachVoice { voice in
             guard voice.rewindOnFlush.load(ordering: .acquiring),
                   voice.playState.load(ordering: .acquiring) == Voice.PlayState.paused.rawValue,
-                  let time = voice.clock.mediaTime(atFrame: frame) else { continue }
+                  let time = voice.clock.mediaTime(atFrame: frame) else { return true }
             // The seek first: `currentTime` shows a pending seek before the pause's estimate.
             voice.seek(to: time, keepingRewind: true)
             voice.rewindOnFlush.store(false, ordering: .releasing)
             voice.pauseSettled.store(true, ordering: .releasing)
+            return true
         }
     }
 
     /// Whether a voice other than `voice` is playing or queued.
     func anyVoicePlaying(besides voice: Voice) -> Bool {
         let own = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
-        return slots.contains { slot in
-            let bits = slot.voice.load(ordering: .acquiring)
-            guard bits != 0, bits != own, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
-            let state = Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue().playState.load(ordering: .acquiring)
-            return state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue
+        return !forEachVoice { other in
+            guard UInt(bitPattern: Unmanaged.passUnretained(other).toOpaque()) != own else { return true }
+            let state = other.playState.load(ordering: .acquiring)
+            return state != Voice.PlayState.playing.rawValue && state != Voice.PlayState.queued.rawValue
         }
     }
 
     /// Whether a voice is playing (or queued to start at a future frame).
     func anyVoicePlaying() -> Bool {
-        slots.contains { slot in
-            let bits = slot.voice.load(ordering: .acquiring)
-            guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
-            return Unmanaged<Voice>.fromOpaque(pointer).takeUnretainedValue().playState.load(ordering: .acquiring) == Voice.PlayState.playing.rawValue
-        }
+        !forEachVoice { $0.playState.load(ordering: .acquiring) != Voice.PlayState.playing.rawValue }
     }
 
     /// Closes the device after the idle time unless a voice started meanwhile (a

@@ -155,9 +155,8 @@ public final class AudioEngine: @unchecked Sendable {
     let grantedPeriodFrames: Atomic<Int>
     let grantedRate: Atomic<Int>
 
-    // Render table: voice pointers, written by app threads, read by the render thread.
-    final class Slot: Sendable { let voice = Atomic<UInt>(0) }
-    let slots: [Slot]
+    /// The voices the render thread mixes: claimed by app threads, walked by the render thread.
+    let voiceTable: VoiceTable
     let renderEpoch = Atomic<UInt64>(0)
 
     // Device handoff between the starting thread and the render thread.
@@ -239,7 +238,7 @@ public final class AudioEngine: @unchecked Sendable {
         grantedRate = Atomic(rate)
         grantedPeriodFrames = Atomic(configuration.periodFrames)
         identity = Mutex(configuration.identity)
-        slots = (0..<configuration.maximumSources).map { _ in Slot() }
+        voiceTable = VoiceTable(capacity: configuration.maximumSources)
         // Each thread holds the engine weakly and its own semaphore strongly: it takes the
         // engine for one round of work at a time and sleeps outside that hold, so releasing
         // the engine ends all three (see `deinit`).
@@ -353,14 +352,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// Puts a voice in the render table.
     func attach(_ voice: Voice) throws(AudioEngineError) {
         guard voice.slot.load(ordering: .acquiring) < 0 else { return }
-        for (index, slot) in slots.enumerated() {
-            let pointer = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
-            if slot.voice.compareExchange(expected: 0, desired: pointer, ordering: .acquiringAndReleasing).exchanged {
-                voice.slot.store(index, ordering: .releasing)
-                return
-            }
-        }
-        throw .tooManySources(limit: slots.count)
+        guard let index = voiceTable.claim(voice) else { throw .tooManySources(limit: voiceTable.capacity) }
+        voice.slot.store(index, ordering: .releasing)
     }
 
     /// Takes a voice out of the render table; it stays alive until the render thread has
@@ -368,7 +361,7 @@ public final class AudioEngine: @unchecked Sendable {
     func detach(_ voice: Voice) {
         let index = voice.slot.exchange(-1, ordering: .acquiringAndReleasing)
         guard index >= 0 else { return }
-        slots[index].voice.store(0, ordering: .releasing)
+        voiceTable.clear(index)
         retired.withLock { $0.append((voice, renderEpoch.load(ordering: .acquiring))) }
     }
 

@@ -325,13 +325,20 @@ extension Arbiter {
     /// sends its changes every 100 ms; a user's play within that window of the arbiter's
     /// pause was lost, and the session played on beside the player): the policy hears
     /// both, the pause first.
+    ///
+    /// One read per player at a time: a process whose stream flaps while its player does not
+    /// answer costs one call per ``foreignCallTimeout``, not one per flap. A flap during a
+    /// read is not read again; the read's answer, or the player's next signal, covers it.
     func readStatus(foreign player: String) {
+        guard state.withLock({ $0.statusReads.insert(player).inserted }) else { return }
         let connection = self.connection
         Task { [weak self] in
-            guard let status = await Arbiter.playbackStatus(of: player, on: connection), status == .playing else { return }
+            let status = await Arbiter.playbackStatus(of: player, on: connection)
             _ = connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
                 let folded = self.state.withLock { s -> Bool in
+                    s.statusReads.remove(player)
+                    guard status == .playing else { return false }
                     guard let known = s.policy.foreignPlayers[player], known.status == .playing,
                           let expected = known.expected, expected != .playing,
                           var observed = s.players[player], observed.status == .playing else { return false }

@@ -154,6 +154,9 @@ public final class Arbiter: Sendable {
         var adoptedPauses: [String: SessionID] = [:]
         /// The paused players last written to the state file.
         var savedPauses: [String: SessionID] = [:]
+        /// Players whose `PlaybackStatus` a ``Arbiter/readStatus(foreign:)`` is reading: one
+        /// read each at a time, however often their processes fall silent and sound again.
+        var statusReads: Set<String> = []
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen

@@ -162,7 +162,15 @@ final class FakePlayer: Sendable {
         /// `Get` is answered before the pause reached the plugin. Its sound is the test's
         /// to make (``SessionWorld/sound(asProcess:)``).
         case foldsPause
+        /// As ``foldsPause``, and once told to pause it holds every `PlaybackStatus` read
+        /// past the arbiter's 2 s wait (until ``answer()``), as a hung app does; it counts
+        /// those reads (``heldReads``).
+        case foldsPauseHoldsReads
     }
+
+    /// How long a ``Behaviour/foldsPauseHoldsReads`` player holds a read at most: past the
+    /// arbiter's 2 s wait for another app's player.
+    static let heldReadLimit: Double = 2.5
 
     /// How long an ``Behaviour/answersNever`` player holds its first answer: past the
     /// arbiter's 2 s wait for another app's player.
@@ -179,6 +187,13 @@ final class FakePlayer: Sendable {
     let plays = Locked(0)
     /// Whether ``answer()`` released its first answer (not its limit).
     let answeredWhenTold = Locked(false)
+    /// The `PlaybackStatus` reads a ``Behaviour/foldsPauseHoldsReads`` player got once told
+    /// to pause (held, or answered at once after ``answer()``).
+    let heldReads = Locked(0)
+    /// Released by ``answer()``: a ``Behaviour/foldsPauseHoldsReads`` player's reads
+    /// return at once from then on.
+    private let readsReleased = Locked(false)
+    private let readRelease = DispatchSemaphore(value: 0)
     private let firstAnswer = DispatchSemaphore(value: 0)
     private let holdsFirstAnswer = Locked(true)
     private let held = Locked<[DBusMethodCall]>([])
@@ -192,6 +207,7 @@ final class FakePlayer: Sendable {
         self.behaviour = behaviour
         let (pauses, plays, held, connection) = (self.pauses, self.plays, self.held, self.connection)
         let (firstAnswer, holdsFirstAnswer, answeredWhenTold) = (self.firstAnswer, self.holdsFirstAnswer, self.answeredWhenTold)
+        let (heldReads, readsReleased, readRelease) = (self.heldReads, self.readsReleased, self.readRelease)
         let status = Locked("Playing")
         let object = Locked<DBusExportedObject?>(nil)
         @Sendable func say(_ value: String) {
@@ -213,7 +229,7 @@ final class FakePlayer: Sendable {
                 held.withLock { $0.append(call) }
                 Task { connection.close() }
                 throw DBusMethodCall.replyLater
-            case .floods, .flipsStatus, .foldsPause:
+            case .floods, .flipsStatus, .foldsPause, .foldsPauseHoldsReads:
                 return []
             }
         }
@@ -227,6 +243,16 @@ final class FakePlayer: Sendable {
                       },
                       DBusMethod("PlayPause") { _ in [] }],
             properties: [DBusProperty("PlaybackStatus", .string) {
+                             if behaviour == .foldsPauseHoldsReads, pauses.value > 0 {
+                                 // Blocks this fake's own connection only, as a hung app's main
+                                 // loop would: later calls wait in its socket, and are counted
+                                 // when it gets to them.
+                                 heldReads.withLock { $0 += 1 }
+                                 if !readsReleased.value, readRelease.wait(timeout: .now() + Self.heldReadLimit) == .success {
+                                     readRelease.signal()
+                                 }
+                                 return .string(status.value)
+                             }
                              // Blocks this fake's own connection only, as a busy app's main loop would.
                              let holds = (behaviour == .answersLate || behaviour == .answersNever) && holdsFirstAnswer.withLock { held in
                                  defer { held = false }
@@ -281,9 +307,12 @@ final class FakePlayer: Sendable {
     }
 
     /// Lets an ``Behaviour/answersLate`` player answer the read it holds (later reads are
-    /// answered at once).
+    /// answered at once), and a ``Behaviour/foldsPauseHoldsReads`` one every read it holds
+    /// or is yet to get.
     func answer() {
         firstAnswer.signal()
+        readsReleased.withLock { $0 = true }
+        readRelease.signal()
     }
 
     /// Stops the flood (a status-flipping player says Paused last).

@@ -97,6 +97,53 @@ struct SessionOthersTests {
         daemon.kill(SIGKILL)
     }
 
+    /// The arbiter reads a player's status again each time its process falls silent and
+    /// sounds again while a pause is owed (``foldedPauseAndPlay``). A hung player answers
+    /// none of those reads: one at a time must be on its way, not one per flap of its sound,
+    /// each held for the arbiter's 2 s wait.
+    @Test("a player that does not answer, its sound flapping while it owes a pause, is read one read at a time")
+    func flappingSoundOneReadAtATime() async throws {
+        let world = try await SessionWorld()
+        let daemon = try await world.daemon()
+        let fake = try await FakePlayer(world, .foldsPauseHoldsReads)
+        defer { fake.answer() }
+        let fakeID = fake.connection.uniqueName
+        var sound = try world.sound(asProcess: getpid())
+        defer { sound.kill(SIGKILL) }
+        let sounding = { (expected: Bool) async throws in
+            try await sessionPoll("the arbiter to know the fake \(expected ? "sounding" : "silent")", timeout: 5) {
+                try await world.others().contains { $0["player"]?.string == fakeID && $0["sounding"]?.bool == expected }
+            }
+        }
+        try await sounding(true)
+        let music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        try await sessionPoll("the arbiter to pause the fake") { fake.pauses.value == 1 }
+        // Silent, then sounding again, eight times: each return asks for a read.
+        let flaps = 8
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<flaps {
+            sound.kill(SIGKILL)  // paplay drains its stream on SIGTERM: seconds more of sound
+            try await sounding(false)
+            sound = try world.sound(asProcess: getpid())
+            try await sounding(true)
+        }
+        let flapping = (clock.now - started) / .seconds(1)
+        // The reads it held wait in its socket: let them through, then a call of the test's
+        // own comes after all of them.
+        fake.answer()
+        _ = try await world.client.call(destination: fakeID, path: "/org/mpris/MediaPlayer2", interface: "org.freedesktop.DBus.Properties",
+                                        method: "Get", [.string(FakePlayer.playerInterface), .string("CanPlay")], timeout: .seconds(10))
+        // The arbiter's own read after its Pause, then one read per 2 s wait at most.
+        let bound = 1 + Int((flapping / 2).rounded(.up)) + 1
+        print("flapping: \(flaps) flaps in \(String(format: "%.2f", flapping)) s, \(fake.heldReads.value) reads held (at most \(bound))")
+        #expect(fake.heldReads.value >= 2, "the arbiter read the player after its sound came back")
+        #expect(fake.heldReads.value <= bound, "one read per flap, not one at a time")
+        #expect(try await world.others().contains { $0["player"]?.string == fakeID }, "the arbiter still answers, and still knows the player")
+        daemon.kill(SIGKILL)
+    }
+
     @Test("SIGKILL of the earshot play that paused mpv: mpv plays again")
     func sigkillResumes() async throws {
         let world = try await SessionWorld()

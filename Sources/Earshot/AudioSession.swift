@@ -1,6 +1,6 @@
-public import AudioEngine
+import AudioEngine
 public import AudioRoutes
-public import DBus
+import DBus
 public import MPRIS
 public import SessionPolicy
 import Arbiter

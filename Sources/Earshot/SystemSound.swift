@@ -1,4 +1,4 @@
-public import AudioEngine
+import AudioEngine
 public import FoundationEssentials
 import Synchronization
 

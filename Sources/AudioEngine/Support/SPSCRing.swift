@@ -40,8 +40,13 @@ final class FrameRing: @unchecked Sendable {
         self.capacity = capacityFrames
         self.retainFrames = max(0, retainFrames)
         storageFrames = capacityFrames + max(0, retainFrames)
+        // Left uninitialized: a frame is read only after the producer wrote it (the read
+        // index never passes the write index, and a rewind goes back only over frames read).
+        // A long buffer's ring holds seconds (3.2 MB for a 2 s buffer at 48 kHz); zeroing
+        // it faulted in every page as a voice was made, on the thread that made it, though
+        // a short queue item's reader touches a part of it. Float is trivial: a store
+        // initializes it.
         storage = .allocate(capacity: channels * storageFrames)
-        storage.initialize(repeating: 0, count: channels * storageFrames)
     }
 
     deinit { storage.deallocate() }

@@ -15,6 +15,19 @@ struct QueuePlayerTests {
         URL(fileURLWithPath: try TestSignals.sine(frequency: frequency, duration: duration, level: level))
     }
 
+    /// Waits (at most `timeout` seconds) until `queue` has run out of items.
+    func waitUntilRunOut(_ queue: QueuePlayer, timeout: Double) async throws {
+        try await eventually("the queue to run out", timeout: timeout) { queue.currentItem == nil }
+    }
+
+    /// Captures `queue` played from where it is until it runs out (at most `timeout` seconds).
+    func capturedToTheEnd(_ queue: QueuePlayer, timeout: Double) async throws -> CapturedAudio {
+        try await captured {
+            queue.play()
+            try await waitUntilRunOut(queue, timeout: timeout)
+        }
+    }
+
     /// Captures `queue` played until its item's end is mixed (the engine has started the
     /// next item), then changed by `change` in that item's last buffer; returns the capture
     /// and when the change began, in the capture's time.
@@ -33,10 +46,7 @@ struct QueuePlayerTests {
         #expect(nowPlaying.nowPlayingInfo?.queueIndex == 0 && nowPlaying.nowPlayingInfo?.queueCount == 2)
         let events = Locked<[QueuePlayer.Event]>([])
         let listener = Task { for await event in queue.events { events.withLock { $0.append(event) } } }
-        let audio = try await captured {
-            queue.play()
-            try await eventually("the queue to run out", timeout: 5) { queue.currentItem == nil }
-        }
+        let audio = try await capturedToTheEnd(queue, timeout: 5)
         listener.cancel()
         // 1 ms windows: with the default 5 ms ones a short dropout inside a window does
         // not break the run and shows only as a region a few ms too long.
@@ -60,10 +70,7 @@ struct QueuePlayerTests {
     @Test("on a long buffer, the next item follows without a gap and its start is heard once")
     func gaplessOnLongBuffer() async throws {
         let queue = try QueuePlayer(urls: [sine(500, 2.5), sine(1000, 1)], names: nil, engine: longBufferEngine(seconds: 0.25))
-        let audio = try await captured {
-            queue.play()
-            try await eventually("the queue to run out", timeout: 8) { queue.currentItem == nil }
-        }
+        let audio = try await capturedToTheEnd(queue, timeout: 8)
         let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
         #expect(regions.count == 1, "a gap, or sound after the end: \(regions)")
         #expect(regions.first?.duration.isClose(to: 3.5, within: 0.003) == true, "\(regions)")
@@ -78,10 +85,7 @@ struct QueuePlayerTests {
     @Test("on a long buffer, an item shorter than the buffer is heard once, not again over the next")
     func shortItemOnLongBuffer() async throws {
         let queue = try QueuePlayer(urls: [sine(500, 2.5, level: -12), sine(1000, 1, level: -12), sine(300, 2, level: -12)], names: nil, engine: longBufferEngine(seconds: 2))
-        let audio = try await captured {
-            queue.play()
-            try await eventually("the queue to run out", timeout: 10) { queue.currentItem == nil }
-        }
+        let audio = try await capturedToTheEnd(queue, timeout: 10)
         let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
         // The queue prepares the item after the current one as an item becomes current;
         // the short item had ended in the mix by then, so the last one could not be queued
@@ -154,7 +158,7 @@ struct QueuePlayerTests {
             positionBefore = queue.currentTime
             // Back from at least 0.5 s heard (the end is mixed a half second or more ahead).
             queue.currentTime = 0.3
-            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+            try await waitUntilRunOut(queue, timeout: 6)
         }
         #expect(positionBefore > 0.4, "the position in the last buffer: \(positionBefore) s")
         // The seek itself may leave a few milliseconds of silence (the item is paused and
@@ -184,7 +188,7 @@ struct QueuePlayerTests {
         let queue = try QueuePlayer(urls: [sine(500, 1.5), stepped], names: nil, engine: longBufferEngine(seconds: 1, seekDelay: 0.7))
         let (audio, sought) = try await capturedWithChangeInItemsLastBuffer(queue) {
             queue.currentTime = 0.3
-            try await eventually("the queue to run out", timeout: 8) { queue.currentItem == nil }
+            try await waitUntilRunOut(queue, timeout: 8)
         }
         let after = audio.activeRegions(minGap: lastBufferGap, window: 0.002).filter { $0.start > sought + 0.05 }
         // PulseAudio at its defaults plays a millisecond where the stream starts again, half a
@@ -211,7 +215,7 @@ struct QueuePlayerTests {
         let queue = try QueuePlayer(urls: [sine(500, 1.5, level: -6), sine(1000, 1, level: -6)], names: nil, engine: longBufferEngine(seconds: 1))
         let (audio, changed) = try await capturedWithChangeInItemsLastBuffer(queue) {
             queue.volume = 0.25
-            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+            try await waitUntilRunOut(queue, timeout: 6)
         }
         // A restart mixes the whole buffer again after the flush: in a debug build here the
         // sink ran dry for 15–20 ms at the change in 3 of 12 runs (any restart on a
@@ -244,7 +248,7 @@ struct QueuePlayerTests {
         let (audio, changed) = try await capturedWithChangeInItemsLastBuffer(queue) {
             positionBefore = queue.currentTime
             queue.rate = 2
-            try await eventually("the queue to run out", timeout: 6) { queue.currentItem == nil }
+            try await waitUntilRunOut(queue, timeout: 6)
         }
         let regions = audio.activeRegions(minGap: lastBufferGap, window: 0.002)
         let end = try #require(regions.last?.end)
@@ -308,10 +312,7 @@ struct QueuePlayerTests {
         let second = URL(fileURLWithPath: try TestSignals.write([.silence(duration: 0.1), .tone(frequency: 500, duration: 0.5)]))
         let queue = try QueuePlayer(urls: [sine(300, 0.5), second, sine(1000, 0.5)])
         queue.advanceToNextItem()
-        let audio = try await captured {
-            queue.play()
-            try await eventually("the queue to run out", timeout: 5) { queue.currentItem == nil }
-        }
+        let audio = try await capturedToTheEnd(queue, timeout: 5)
         let regions = audio.activeRegions(minGap: 0.001, window: 0.001)
         #expect(regions.count == 1, "a gap between items: \(regions)")
         #expect(regions.first?.duration.isClose(to: 1, within: 0.002) == true, "\(regions)")

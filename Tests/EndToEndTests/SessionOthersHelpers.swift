@@ -83,6 +83,66 @@ extension SessionWorld {
     }
 }
 
+/// A ``FakePlayer`` that folds the arbiter's pause (``FakePlayer/Behaviour/foldsPause`` or
+/// ``FakePlayer/Behaviour/foldsPauseHoldsReads``), its app's sound on (a paplay filed under
+/// the test's process), paused by the arbiter for an `earshot play` ("music") started after
+/// it; in a world of its own, with an `earshot daemon --trace` hosting the arbiter.
+final class FoldingFakeScene {
+    let world: SessionWorld
+    let daemon: Child
+    let fake: FakePlayer
+    let music: SessionPlayer
+    /// The fake app's sound: the stream now, replaced by ``soundAgain()``.
+    private var sound: Child
+
+    init(_ behaviour: FakePlayer.Behaviour) async throws {
+        world = try await SessionWorld()
+        daemon = try await world.daemon()
+        fake = try await FakePlayer(world, behaviour)
+        sound = try world.sound(asProcess: getpid())
+        try await Self.waitUntil(sounding: true, world: world, fake: fake)
+        music = try world.play("music", side: .left, duration: 20)
+        try await music.waitUntilPlaying()
+        try await sessionPoll("the arbiter to pause the fake") { [fake] in fake.pauses.value == 1 }
+    }
+
+    /// Stops its app's sound and the daemon. A test calls it (deferred) when it is done:
+    /// that also keeps the scene alive until then, which its last use would not.
+    func finish() {
+        sound.kill(SIGKILL)
+        daemon.kill(SIGKILL)
+    }
+
+    /// Its app falls silent (it paused: its stream goes), and the arbiter knows; the player
+    /// still says Playing.
+    func fallSilent() async throws {
+        sound.kill(SIGKILL)  // paplay drains its stream on SIGTERM: seconds more of sound
+        try await Self.waitUntil(sounding: false, world: world, fake: fake)
+    }
+
+    /// Its app sounds again (a new stream), as when the user plays it; returns at once.
+    func soundAgain() throws {
+        sound = try world.sound(asProcess: getpid())
+    }
+
+    /// Waits until the arbiter knows the app sounding (or silent) and its player Playing; a
+    /// failure carries what the arbiter made of it.
+    func waitUntil(sounding expected: Bool) async throws {
+        try await Self.waitUntil(sounding: expected, world: world, fake: fake)
+    }
+
+    private static func waitUntil(sounding expected: Bool, world: SessionWorld, fake: FakePlayer) async throws {
+        let id = fake.connection.uniqueName
+        do {
+            try await sessionPoll("the arbiter to know the fake \(expected ? "sounding" : "silent")", timeout: 5) {
+                try await world.others().contains { $0["player"]?.string == id && $0["sounding"]?.bool == expected && $0["status"]?.string == "Playing" }
+            }
+        } catch {
+            throw TestFailure("\(error)\n" + (await world.arbiterReport()))
+        }
+    }
+}
+
 /// Another app's player process (mpv) and its MPRIS name.
 final class ForeignPlayerProcess: Sendable {
     let child: Child

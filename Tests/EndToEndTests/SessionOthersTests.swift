@@ -64,37 +64,19 @@ struct SessionOthersTests {
     /// its sound (a paplay filed under the test's process) says what happened.
     @Test("a player that never reports the arbiter's pause, played again by the user, still interrupts: its sound fell silent and came back")
     func foldedPauseAndPlay() async throws {
-        let world = try await SessionWorld()
-        let daemon = try await world.daemon()
-        let fake = try await FakePlayer(world, .foldsPause)
-        let fakeID = fake.connection.uniqueName
-        var sound = try world.sound(asProcess: getpid())
-        defer { sound.kill(SIGKILL) }
-        let sounding = { (expected: Bool) async throws in
-            do {
-                try await sessionPoll("the arbiter to know the fake \(expected ? "sounding" : "silent")", timeout: 5) {
-                    try await world.others().contains { $0["player"]?.string == fakeID && $0["sounding"]?.bool == expected && $0["status"]?.string == "Playing" }
-                }
-            } catch {
-                throw TestFailure("\(error)\n" + (await world.arbiterReport()))
-            }
-        }
-        try await sounding(true)
-        let music = try world.play("music", side: .left, duration: 20)
-        try await music.waitUntilPlaying()
-        try await sessionPoll("the arbiter to pause the fake") { fake.pauses.value == 1 }
+        let scene = try await FoldingFakeScene(.foldsPause)
+        defer { scene.finish() }
+        let (world, fake, music) = (scene.world, scene.fake, scene.music)
         // It pauses (its stream goes), and says nothing; then the user plays it.
-        sound.kill(SIGKILL)  // paplay drains its stream on SIGTERM: seconds more of sound
-        try await sounding(false)
-        sound = try world.sound(asProcess: getpid())
+        try await scene.fallSilent()
+        try scene.soundAgain()
         do {
             try await music.waitForLine("an interruption") { $0.hasPrefix("session: interrupted") }
         } catch {
             throw TestFailure("\(error)\n" + (await world.arbiterReport()))
         }
-        #expect(try await world.others().first { $0["player"]?.string == fakeID }?["pausedBy"]?.string == "",
+        #expect(try await world.others().first { $0["player"]?.string == fake.connection.uniqueName }?["pausedBy"]?.string == "",
                 "the user played it: no session holds it paused")
-        daemon.kill(SIGKILL)
     }
 
     /// The arbiter reads a player's status again each time its process falls silent and
@@ -103,31 +85,19 @@ struct SessionOthersTests {
     /// each held for the arbiter's 2 s wait.
     @Test("a player that does not answer, its sound flapping while it owes a pause, is read one read at a time")
     func flappingSoundOneReadAtATime() async throws {
-        let world = try await SessionWorld()
-        let daemon = try await world.daemon()
-        let fake = try await FakePlayer(world, .foldsPauseHoldsReads)
+        let scene = try await FoldingFakeScene(.foldsPauseHoldsReads)
+        defer { scene.finish() }
+        let (world, fake) = (scene.world, scene.fake)
         defer { fake.answer() }
         let fakeID = fake.connection.uniqueName
-        var sound = try world.sound(asProcess: getpid())
-        defer { sound.kill(SIGKILL) }
-        let sounding = { (expected: Bool) async throws in
-            try await sessionPoll("the arbiter to know the fake \(expected ? "sounding" : "silent")", timeout: 5) {
-                try await world.others().contains { $0["player"]?.string == fakeID && $0["sounding"]?.bool == expected }
-            }
-        }
-        try await sounding(true)
-        let music = try world.play("music", side: .left, duration: 20)
-        try await music.waitUntilPlaying()
-        try await sessionPoll("the arbiter to pause the fake") { fake.pauses.value == 1 }
         // Silent, then sounding again, eight times: each return asks for a read.
         let flaps = 8
         let clock = ContinuousClock()
         let started = clock.now
         for _ in 0..<flaps {
-            sound.kill(SIGKILL)  // paplay drains its stream on SIGTERM: seconds more of sound
-            try await sounding(false)
-            sound = try world.sound(asProcess: getpid())
-            try await sounding(true)
+            try await scene.fallSilent()
+            try scene.soundAgain()
+            try await scene.waitUntil(sounding: true)
         }
         let flapping = (clock.now - started) / .seconds(1)
         // The reads it held wait in its socket: let them through, then a call of the test's
@@ -141,7 +111,6 @@ struct SessionOthersTests {
         #expect(fake.heldReads.value >= 2, "the arbiter read the player after its sound came back")
         #expect(fake.heldReads.value <= bound, "one read per flap, not one at a time")
         #expect(try await world.others().contains { $0["player"]?.string == fakeID }, "the arbiter still answers, and still knows the player")
-        daemon.kill(SIGKILL)
     }
 
     @Test("SIGKILL of the earshot play that paused mpv: mpv plays again")

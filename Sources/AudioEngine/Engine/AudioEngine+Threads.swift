@@ -153,7 +153,7 @@ extension AudioEngine {
                     // volume change) mixes that voice again from what is heard (see
                     // `Voice.rewind`): it plays again, and nothing is drained.
                     if restartRequested.load(ordering: .acquiring) {
-                        if forEachVoice({ !$0.endUnheard.load(ordering: .acquiring) }) {
+                        if voiceTable.forEach({ !$0.endUnheard.load(ordering: .acquiring) }) {
                             // Nothing to play again: what is buffered plays out.
                             restartRequested.store(false, ordering: .releasing)
                         } else {
@@ -370,7 +370,7 @@ extension AudioEngine {
             // A voice whose seek is not applied yet would sit the write out (see
             // `Voice.render`): with a long buffer, seconds of silence where it should play.
             // The old buffer plays on meanwhile, so waiting longer for it loses nothing.
-            let limit = forEachVoice({ !$0.seekPending }) ? AudioEngine.restartPrimeWait : AudioEngine.longBufferPrimeWait
+            let limit = voiceTable.forEach({ !$0.seekPending }) ? AudioEngine.restartPrimeWait : AudioEngine.longBufferPrimeWait
             if now < asked + limit { return .seconds(asked + limit - now) }
         }
         state.restartAskedAt = nil
@@ -383,10 +383,10 @@ extension AudioEngine {
         // restart goes back to (see `Voice.rewind`); one whose end was taken back (paused,
         // sought or played again in that time) has been put where it is to be heard next,
         // and what was mixed of it goes with the flush.
-        guard forEachVoice({ $0.rewind(toEngineFrame: earliest, dryRun: true) }),
+        guard voiceTable.forEach({ $0.rewind(toEngineFrame: earliest, dryRun: true) }),
               let dropped = device.flushUnplayed(), dropped > 0 else { return nil }
         let resume = max(earliest, state.framesWritten - Int64(dropped))
-        _ = forEachVoice { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
+        _ = voiceTable.forEach { $0.rewind(toEngineFrame: resume, dryRun: false) || true }
         state.framesWritten = resume
         state.timingWatchUntil = MonotonicClock.seconds() + AudioEngine.restartTimingWatch
         return nil
@@ -415,17 +415,11 @@ extension AudioEngine {
     /// of the voice before it (a queue's item played on from near its end, its next item
     /// sent back to the start and given a new rate: the next started 0.4 s late, unprimed).
     private func playingVoicesReady() -> Bool {
-        forEachVoice { voice in
+        voiceTable.forEach { voice in
             let state = voice.playState.load(ordering: .acquiring)
             guard state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue else { return true }
             return !voice.seekPending && voice.primed.load(ordering: .acquiring)
         }
-    }
-
-    /// Calls `body` with each voice in the render table until it returns false; returns
-    /// whether it never did.
-    private func forEachVoice(_ body: (Voice) -> Bool) -> Bool {
-        voiceTable.forEach(body)
     }
 
     /// Any thread, as the last playing voice pauses or stops (`change` stores its new state):
@@ -485,7 +479,7 @@ extension AudioEngine {
     /// heard at `frame`, so that it resumes where the listener left it, with nothing lost.
     /// Atomics and a semaphore post only (the seek is applied by the reader).
     private func rewindPausedVoices(toFrame frame: Double) {
-        _ = forEachVoice { voice in
+        _ = voiceTable.forEach { voice in
             guard voice.rewindOnFlush.load(ordering: .acquiring),
                   voice.playState.load(ordering: .acquiring) == Voice.PlayState.paused.rawValue,
                   let time = voice.clock.mediaTime(atFrame: frame) else { return true }
@@ -499,9 +493,8 @@ extension AudioEngine {
 
     /// Whether a voice other than `voice` is playing or queued.
     func anyVoicePlaying(besides voice: Voice) -> Bool {
-        let own = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
-        return !forEachVoice { other in
-            guard UInt(bitPattern: Unmanaged.passUnretained(other).toOpaque()) != own else { return true }
+        !voiceTable.forEach { other in
+            guard other !== voice else { return true }
             let state = other.playState.load(ordering: .acquiring)
             return state != Voice.PlayState.playing.rawValue && state != Voice.PlayState.queued.rawValue
         }
@@ -509,7 +502,7 @@ extension AudioEngine {
 
     /// Whether a voice is playing (or queued to start at a future frame).
     func anyVoicePlaying() -> Bool {
-        !forEachVoice { $0.playState.load(ordering: .acquiring) != Voice.PlayState.playing.rawValue }
+        !voiceTable.forEach { $0.playState.load(ordering: .acquiring) != Voice.PlayState.playing.rawValue }
     }
 
     /// Closes the device after the idle time unless a voice started meanwhile (a

@@ -170,7 +170,7 @@ extension Arbiter {
         }
     }
 
-    static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
+    private static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
         value?.unwrapped.string.flatMap(ForeignPlaybackStatus.init(rawValue:))
     }
 

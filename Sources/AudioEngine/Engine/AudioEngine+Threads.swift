@@ -267,12 +267,19 @@ extension AudioEngine {
             switch device.write(state.mix, frames: frames) {
             case .written: break
             case .recovered: underruns.add(1, ordering: .relaxed)
-            case .interrupted:
-                // A pause cut the write short: the flush comes next, and the clock stays
-                // as the server last told it. If a voice plays again before it (or a play broke
-                // a drain off, see `breakOffDrain`), what was mixed and not written is gone: a
-                // long buffer is mixed again from what is heard.
-                if longBufferActive.load(ordering: .acquiring) { restartRequested.store(true, ordering: .releasing) }
+            case .interrupted(let written):
+                // A pause or a play cut the write short: the flush or restart comes next, and
+                // the clock stays as the server last told it. What was mixed and not written
+                // is taken back, so that the next write goes on from the first frame not
+                // written. Left mixed, it was lost: a queue's seek in an item's last buffer
+                // skipped the first 0.34 s of the rest (a 1 s buffer's period, mixed into a
+                // write that the pause's interrupt cut off before it wrote anything; the
+                // restart after it had nothing to drop). Where a voice cannot go back, a long
+                // buffer is mixed again from what is heard.
+                state.framesWritten += Int64(written)
+                if !takeBackUnwritten(from: state.framesWritten), longBufferActive.load(ordering: .acquiring) {
+                    restartRequested.store(true, ordering: .releasing)
+                }
                 return .none
             case let failure:
                 fail(failure)
@@ -390,6 +397,15 @@ extension AudioEngine {
         state.framesWritten = resume
         state.timingWatchUntil = MonotonicClock.seconds() + AudioEngine.restartTimingWatch
         return nil
+    }
+
+    /// Render thread, after a write cut short: puts every voice back to engine frame `frame`,
+    /// the first one not written (see `Voice.rewind`). Returns false, changing nothing, when
+    /// a voice cannot go back that far.
+    private func takeBackUnwritten(from frame: Int64) -> Bool {
+        guard voiceTable.forEach({ $0.rewind(toEngineFrame: frame, dryRun: true) }) else { return false }
+        _ = voiceTable.forEach { $0.rewind(toEngineFrame: frame, dryRun: false) || true }
+        return true
     }
 
     /// How long after a restart the timing that comes between a long buffer's writes goes

@@ -104,9 +104,9 @@ enum OutputWriteResult: Sendable {
     case recovered
     /// The output failed and cannot continue (for example the device was unplugged).
     case failed(String)
-    /// `interruptWrite` cut the write short: part of the frames were not written (a flush
-    /// follows).
-    case interrupted
+    /// `interruptWrite` cut the write short: the first `written` frames were written and the
+    /// rest were not (a flush follows).
+    case interrupted(written: Int)
     /// The sound server went away (it exited or restarted): every stream on it is gone.
     case serverLost(String)
 }

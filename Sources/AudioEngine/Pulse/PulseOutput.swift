@@ -338,7 +338,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         var offset = 0
         while offset < frames {
             if let failure = lockedFailure() { return failure }
-            if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted }
+            if signals.interrupted.exchange(false, ordering: .acquiringAndReleasing) { return .interrupted(written: offset) }
             let writable = pa_stream_writable_size(stream)
             if writable < frameBytes {
                 pa_threaded_mainloop_wait(mainloop)

@@ -147,11 +147,12 @@ struct QueuePlayerTests {
     /// was lost: the queue moved on when that end was heard. It now plays the current item
     /// on from the target, and the next item after it without a gap.
     ///
-    /// The landing CI of 5ec5c76 and 2 of 16 local runs of the QueuePlayer suite heard
-    /// 0.34 s of the rest missing, without a gap: the pause's interrupt cut off, before it
-    /// wrote anything, the first write after the restart, which had mixed one period (16384
-    /// frames) of the sought item; the restart after it had nothing to drop, and the item
-    /// went on from 0.64 s. What a write cut short did not write is now taken back.
+    /// The landing CI of 5ec5c76 and 2 of 24 local runs of the QueuePlayer suite (alone or
+    /// in the app-level pass) heard 0.34 s of the rest missing, without a gap: the pause's
+    /// interrupt cut off, before it wrote anything, the first write after the restart,
+    /// which had mixed one period (16384 frames) of the sought item; the restart after it
+    /// had nothing to drop, and the item went on from 0.64 s. What a write cut short did
+    /// not write is now taken back.
     @Test("a seek in an item's last buffer plays that item on from the target, then the next item without a gap")
     func seekAtItemBoundary() async throws {
         // The second item steps up by 200 Hz every quarter second from 1000 Hz: what is

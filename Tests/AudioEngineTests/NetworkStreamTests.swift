@@ -67,7 +67,7 @@ private func drainBlocking(_ stream: NetworkStream, maxFrames: Int, timeout: Dou
 }
 
 /// The error opening `url` throws, or a failure if it opens.
-func openError(_ url: String) async throws -> AudioFileError {
+private func streamOpenError(_ url: String) async throws -> AudioFileError {
     try await timedOpenError(url).error
 }
 
@@ -245,7 +245,7 @@ struct NetworkStreamTests {
     @Test func garbageIsANamedError() async throws {
         let server = try await HTTPTestServer(.garbage)
         let url = server.url("noise.mp3")
-        let error = try await openError(url)
+        let error = try await streamOpenError(url)
         #expect("\(error)".hasPrefix("cannot open \(url): "), "\(error)")
         if case .unsupportedFormat = error.reason {} else if case .decodeFailed = error.reason {} else {
             Issue.record("garbage gave \(error.reason)")
@@ -255,7 +255,7 @@ struct NetworkStreamTests {
     @Test func aRedirectLoopIsANamedError() async throws {
         let server = try await HTTPTestServer(.redirectLoop)
         let url = server.url("loop.mp3")
-        let error = try await openError(url)
+        let error = try await streamOpenError(url)
         // FFmpeg reports the loop only as an input/output error, which the message explains.
         #expect("\(error)".hasPrefix("cannot open \(url): no usable answer ("), "\(error)")
         #expect(server.requests.count <= 10, "\(server.requests.count) requests")
@@ -267,7 +267,7 @@ struct NetworkStreamTests {
         // tcp and tls are open to a stream, whatever it redirects to.
         let server = try await HTTPTestServer(.redirect(to: "file://" + fixtures.mp3))
         let url = server.url("elsewhere.mp3")
-        let error = try await openError(url)
+        let error = try await streamOpenError(url)
         // (FFmpeg says only "Invalid argument" when a redirect names a protocol not allowed.)
         #expect("\(error)".hasPrefix("cannot open \(url): "), "\(error)")
     }
@@ -276,7 +276,7 @@ struct NetworkStreamTests {
         let fixtures = try await NetworkFixtures.shared()
         let server = try await HTTPTestServer(.files(directory: fixtures.directory))
         let missing = server.url("absent.mp3")
-        #expect("\(try await openError(missing))" == "cannot open \(missing): the server answered 404 Not Found")
+        #expect("\(try await streamOpenError(missing))" == "cannot open \(missing): the server answered 404 Not Found")
         // A port nobody listens on: the server's own, once it is gone.
         let closed = server.url("tone.mp3")
         server.stop()

@@ -116,7 +116,7 @@ struct ForeignPauseTests {
     @Test func aPlayerSoundingAgainBeforeItSaidItPausedHasItsStatusReadAgain() {
         var policy = SessionPolicy()
         policy.foreign(.playing)
-        policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
+        _ = policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
         policy.add(music, .playback, playing: true)
         #expect(policy.foreignPlayers[mpv]?.expected == .paused)
         #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 2)).foreign.isEmpty)
@@ -134,11 +134,11 @@ struct ForeignPauseTests {
     @Test func aPlayerThatSaidItPausedOrNeverFellSilentIsNotReadAgain() {
         var policy = SessionPolicy()
         policy.foreign(.playing)
-        policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
+        _ = policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 1))
         policy.add(music, .playback, playing: true)
         // Sounding through the pause (a stream that stays uncorked): no fall, no read.
         #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 2)).foreign.isEmpty)
-        policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 3))
+        _ = policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 3))
         policy.foreign(.paused)  // said, as asked
         #expect(policy.foreignPlayers[mpv]?.expected == nil)
         #expect(policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 4)).foreign.isEmpty, "its Playing will say it")
@@ -149,7 +149,7 @@ struct ForeignPauseTests {
         policy.foreign(.playing)
         policy.add(music, .playback, active: true)
         policy.foreign(.paused)
-        policy.apply(.foreignPlayerVanished(player: mpv))
+        _ = policy.apply(.foreignPlayerVanished(player: mpv))
         #expect(policy.foreignPlayers.isEmpty)
         #expect(policy.apply(.deactivate(music, notifyOthers: true)).foreign.isEmpty)
     }
@@ -236,15 +236,15 @@ struct ForeignInterruptionTests {
         policy.foreign(.paused)
         // mpv's status alone does not make it the target…
         policy.foreign(.playing)
-        policy.apply(.activate(music))
+        _ = policy.apply(.activate(music))
         #expect(policy.target == .session(music))
         // …its sound does.
         let sounded = policy.apply(.foreignSound(pid: mpvProcess, sounding: true, tick: 7))
         #expect(sounded.last == .targetChanged(.foreign(player: mpv)))
         #expect(policy.target?.busName == mpv)
-        policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 8))
+        _ = policy.apply(.foreignSound(pid: mpvProcess, sounding: false, tick: 8))
         #expect(policy.target == .foreign(player: mpv), "stopping does not give the keys away")
-        policy.apply(.soundStarted(music, tick: 9))
+        _ = policy.apply(.soundStarted(music, tick: 9))
         #expect(policy.target == .session(music))
     }
 
@@ -259,7 +259,7 @@ struct ForeignInterruptionTests {
 
     @Test func soundWithoutAPlayerIsNoTarget() {
         var policy = SessionPolicy()
-        policy.apply(.foreignSound(pid: 700, sounding: true, tick: 3))
+        _ = policy.apply(.foreignSound(pid: 700, sounding: true, tick: 3))
         #expect(policy.target == nil)
     }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # The analysis half of bench/cpu-breakdown, which records the samples; see that script for what
 # it measures. Arguments: --seconds S, then NAME=PERF_DATA for the reference (paplay) first and
-# Earshot second. Prints each process's CPU by thread and layer, and the ratios.
+# Earshot second, each NAME the program's file name (paplay, earshot). Prints each process's CPU by thread and layer, and the ratios.
 import collections, subprocess, sys
 
 LAYERS = ["kernel", "libpulse", "own code", "Swift runtime", "libc", "decoder", "other"]
@@ -50,10 +50,10 @@ def main():
     print(header)
     totals, outside, kernel_seen = {}, {}, False
     for name, data in processes:
-        program = "paplay" if name == "paplay" else "earshot"
+        # Each NAME is its program's file name: the shared object its own code is in.
         by_thread = collections.defaultdict(lambda: collections.Counter())
         for thread, dso, ns in rows(data):
-            kind = layer(dso, program)
+            kind = layer(dso, name)
             kernel_seen |= kind == "kernel"
             by_thread[thread][kind] += ns
         whole = collections.Counter()

@@ -24,7 +24,7 @@ extension QueuePlayer {
         } catch {
             return .noSuchContent
         }
-        return setAsCurrent ? goTo("\(item.id)") : .success
+        return setAsCurrent ? go(to: item.id, discardsOnFailure: true) : .success
     }
 
     /// Runs `advance` (called on the engine's event thread, when an item ends) at once, or on a

@@ -24,15 +24,26 @@ extension QueuePlayer: MPRIS::TrackListSource {
     public var maximumTrackCount: Int { QueuePlayer.maximumItemCount }
 
     /// Loads the item with `trackID` (its ``QueuePlayer/Item/id``); `noSuchContent` when
-    /// there is none.
+    /// there is none, or when it cannot be opened: the queue then goes back to the item it
+    /// played, where it was.
     public func goTo(_ trackID: String) -> RemoteCommandHandlerStatus {
-        guard let id = UInt64(trackID), loadItem(id: id) else { return .noSuchContent }
-        return .success
+        guard let id = UInt64(trackID) else { return .noSuchContent }
+        return go(to: id, discardsOnFailure: false)
+    }
+
+    /// Makes the item `id` current as a remote move (``QueuePlayer/loadItem(id:discardsOnFailure:)``):
+    /// `noSuchContent` when there is no such item or it could not be opened (the queue went
+    /// back to where it was).
+    func go(to id: UInt64, discardsOnFailure: Bool) -> RemoteCommandHandlerStatus {
+        guard loadItem(id: id, discardsOnFailure: discardsOnFailure) else { return .noSuchContent }
+        return currentItem?.id == id ? .success : .noSuchContent
     }
 
     /// Adds a local file (a `file://` URI) or an HTTP stream after the item `trackID` (at
     /// the start when nil); `noSuchContent` when the file cannot be played or `trackID` is
-    /// gone, `commandFailed` when the queue is full.
+    /// gone, `commandFailed` when the queue is full. Made current (`setAsCurrent`), an item
+    /// that then cannot be opened (a stream whose server does not answer) leaves the queue
+    /// again, which goes back to the item it played, where it was: `noSuchContent`.
     public func addTrack(uri: String, after trackID: String?, setAsCurrent: Bool) -> RemoteCommandHandlerStatus {
         let after = trackID.flatMap { id in items.first { "\($0.id)" == id } }
         // A stale `after` (removed since the caller looked) is refused, not taken as "at the end".
@@ -48,8 +59,7 @@ extension QueuePlayer: MPRIS::TrackListSource {
         } catch {
             return .noSuchContent
         }
-        if setAsCurrent { return goTo("\(item.id)") }
-        return .success
+        return setAsCurrent ? go(to: item.id, discardsOnFailure: true) : .success
     }
 
     /// Removes the item with `trackID`; `noSuchContent` when there is none.

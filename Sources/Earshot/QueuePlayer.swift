@@ -112,6 +112,13 @@ public final class QueuePlayer: Sendable {
         /// The current item when a lazy move (``QueuePlayer/load(lazily:_:)``) left it to the
         /// opener: the item, its player if it was prepared as the next one, and the move.
         var pending: (item: Item, prepared: AudioPlayer?, move: UInt64)?
+        /// Where the last remote move (MPRIS `GoTo`, `OpenUri`, `AddTrack` made current)
+        /// came from: if the item it went to cannot be opened, the queue goes back there
+        /// (``QueuePlayer/goBack(_:from:)``) instead of moving on past it.
+        var returnPoint: ReturnPoint?
+        /// Set by a remote `Stop` (``QueuePlayer/stopAtStart()``): nothing plays, the
+        /// current item is back at its start, and now playing says stopped.
+        var stopped = false
 
         /// Closes the descriptors of items no longer in the queue.
         mutating func releaseDescriptors() {
@@ -135,6 +142,19 @@ public final class QueuePlayer: Sendable {
             guard let started = next?.player, started.isPlaying else { return nil }
             return started
         }
+    }
+
+    /// Where a remote move came from (``State/returnPoint``).
+    struct ReturnPoint {
+        /// The item that was current before the move.
+        let item: Item
+        /// Its position then.
+        let time: TimeInterval
+        /// The move (``State/moves``) this is the way back from.
+        let move: UInt64
+        /// Whether the item the move went to leaves the queue if it fails (it was added by
+        /// the same call: `OpenUri`, `AddTrack` made current).
+        let discardsFailedItem: Bool
     }
 
     let state = Mutex(State())
@@ -368,6 +388,7 @@ public final class QueuePlayer: Sendable {
             s.playIntent = intent
             s.suspended = false
             s.atItemEnd = false
+            s.stopped = false
             return s.player
         }
         if let player {
@@ -436,6 +457,22 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
+    /// Stops as MPRIS `Stop` means (the queue's remote stop command): nothing plays, the
+    /// current item goes back to its start, and now playing says stopped, at 0, until
+    /// ``play()`` plays the item from its start. (``stop()`` keeps the position, as
+    /// `AVAudioPlayer.stop()` does.)
+    func stopAtStart() {
+        openPendingItem()
+        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
+            (s.wantsToPlay, s.stopped, s.atItemEnd) = (false, true, false)
+            return (s.player, s.next?.player)
+        }
+        player?.stop()
+        if let next, next.isPlaying { sendBack(next) }
+        player?.currentTime = 0
+        publish()
+    }
+
     /// Whether the current item is playing now.
     public var isPlaying: Bool {
         openPendingItem()
@@ -487,7 +524,8 @@ public final class QueuePlayer: Sendable {
         set {
             openPendingItem()
             let (player, resume) = state.withLock { s -> (AudioPlayer?, Bool) in
-                defer { s.atItemEnd = false }
+                // A seek after a stop leaves the queue paused there.
+                defer { (s.atItemEnd, s.stopped) = (false, false) }
                 return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
             }
             if replayEndingItem(from: newValue, changing: { _ in }) {
@@ -595,8 +633,14 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Makes the item with `id` current; false when no item has it (any more).
-    func loadItem(id: UInt64) -> Bool {
-        load { s in s.items.firstIndex { $0.id == id }.map { .item(at: $0) } ?? .stay }
+    ///
+    /// A remote move: if the item cannot be opened, the queue goes back to the item current
+    /// before, where it was (dropping the item when `discardsOnFailure`).
+    func loadItem(id: UInt64, discardsOnFailure: Bool = false) -> Bool {
+        let time = currentTime
+        return load(returning: (time, discardsOnFailure)) { s in
+            s.items.firstIndex { $0.id == id }.map { .item(at: $0) } ?? .stay
+        }
     }
 
     /// Where ``load(_:)`` moves the queue.
@@ -622,8 +666,16 @@ public final class QueuePlayer: Sendable {
     /// needs the item's player opens it first (``openPendingItem()``).
     ///
     /// - Returns: whether it moved (false for ``Destination/stay``).
+    ///
+    /// `returning` (remote moves to an item of the client's choice) keeps the way back: the
+    /// item current before the move, at the position given, which ``open(_:prepared:move:at:)``
+    /// goes back to if the chosen item cannot be opened. `startingAt` is where the chosen
+    /// item starts.
     @discardableResult
-    private func load(lazily: Bool = false, _ choose: (State) -> Destination) -> Bool {
+    private func load(
+        lazily: Bool = false, returning: (time: TimeInterval, discardsFailedItem: Bool)? = nil,
+        startingAt start: TimeInterval = 0, _ choose: (State) -> Destination
+    ) -> Bool {
         var started: AudioPlayer?
         let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, move: UInt64)? in
             let index: Int?
@@ -635,6 +687,7 @@ public final class QueuePlayer: Sendable {
             // Cancel the queued successor before the current player is let go.
             s.player?.cancelQueuedSuccessor()
             let old = s.player
+            let previous = s.index.map { s.items[$0] }
             s.index = index
             let item = index.map { s.items[$0] }
             var prepared: AudioPlayer?
@@ -643,9 +696,15 @@ public final class QueuePlayer: Sendable {
             s.player = nil
             s.starved = false
             s.atItemEnd = false
+            s.stopped = false
             if item == nil { s.wantsToPlay = false }
             s.moves &+= 1
             s.pending = nil
+            s.returnPoint = nil
+            if let returning, let previous, previous != item {
+                s.returnPoint = ReturnPoint(item: previous, time: returning.time, move: s.moves,
+                                            discardsFailedItem: returning.discardsFailedItem)
+            }
             if lazily, let item { s.pending = (item, prepared, s.moves) }
             return (old, item, prepared, s.moves)
         }
@@ -661,7 +720,7 @@ public final class QueuePlayer: Sendable {
             publish()
             opener.request()
         } else {
-            open(item, prepared: prepared, move: move)
+            open(item, prepared: prepared, move: move, at: start)
         }
         return true
     }
@@ -682,20 +741,31 @@ public final class QueuePlayer: Sendable {
     /// Makes `item` (moved to by move number `move`) the current item's player, and plays
     /// or prepares it as the queue does, unless another move came in the meantime: then the
     /// player is let go unplayed (or stopped, if the move came while it was starting).
-    private func open(_ item: Item, prepared: AudioPlayer?, move: UInt64) {
+    ///
+    /// An item that cannot be opened is reported (``Event/itemFailed(_:_:)``) and passed
+    /// over; after a remote move to it, the queue goes back to where the move came from.
+    private func open(_ item: Item, prepared: AudioPlayer?, move: UInt64, at start: TimeInterval = 0) {
         let player: AudioPlayer
         do {
             player = try prepared ?? AudioPlayer(contentsOf: item.url, engine: engine)
         } catch {
-            guard state.withLock({ s in
+            let failed = state.withLock { s -> ReturnPoint?? in
                 if s.pending?.move == move { s.pending = nil }
-                return s.moves == move
-            }) else { return }
+                guard s.moves == move else { return nil }
+                defer { s.returnPoint = nil }
+                return .some(s.returnPoint?.move == move ? s.returnPoint : nil)
+            }
+            guard let failed else { return }
             continuation.yield(.itemFailed(item, "\(error)"))
-            skip(failed: item)
+            if let back = failed {
+                goBack(back, from: item)
+            } else {
+                skip(failed: item)
+            }
             return
         }
         configure(player)
+        if start > 0 { player.currentTime = start }
         player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
         player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
@@ -725,6 +795,20 @@ public final class QueuePlayer: Sendable {
         }
         prepareNext()
         publish()
+    }
+
+    /// Goes back to where a remote move to `failed`, which could not be opened, came from:
+    /// the item current before it, at the position it had, playing if the queue plays. The
+    /// failed item leaves the queue when the same call added it. A client's bad URI never
+    /// costs the listener what they were hearing.
+    private func goBack(_ back: ReturnPoint, from failed: Item) {
+        let returned = load(startingAt: back.time) { s in
+            s.items.firstIndex(of: back.item).map { .item(at: $0) } ?? .stay
+        }
+        // The item it came from left the queue meanwhile: on past the failed one, as a
+        // queue does.
+        if !returned { skip(failed: failed) }
+        if back.discardsFailedItem { remove(failed) }
     }
 
     private func skip(failed item: Item) {
@@ -818,7 +902,8 @@ public final class QueuePlayer: Sendable {
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         let follower = engine.followTitle(of: nowPlaying)
         state.withLock { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
-        commands.addTransportTargets(for: self)
+        // A remote Stop is MPRIS's: back to the item's start, Stopped (see `stopAtStart`).
+        commands.addTransportTargets(for: self, stop: { $0.stopAtStart() })
         // Remote `Next` and `Previous` move at once and open the item lazily: a burst of them
         // (a held media key, a client's loop) opens a few items, not each one it passes.
         commands.nextTrackCommand.addTarget { [weak self] _ in
@@ -901,9 +986,9 @@ public final class QueuePlayer: Sendable {
             reportTimeControlStatus()
             state.withLock { $0.itemsChanged }?()
         }
-        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork, atEnd) = state.withLock { s in
+        let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork, atEnd, stopped) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,
-             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] }, s.atItemEnd)
+             s.wantsToPlay && !s.suspended, s.index.flatMap { s.artwork[s.items[$0].id] }, s.atItemEnd, s.stopped)
         }
         guard let center else { return }
         guard let item, let index else {
@@ -911,9 +996,10 @@ public final class QueuePlayer: Sendable {
             return
         }
         let playing = player?.isPlaying ?? false
-        var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playing || wantsToPlay ? .playing : .paused)
+        let playbackState: PlaybackState = stopped ? .stopped : playing || wantsToPlay ? .playing : .paused
+        var info = item.nowPlayingInfo(artworkPath: artwork, playbackState: playbackState)
         if let stream = player?.stream { info.describe(stream) }
-        info.elapsedTime = atEnd ? item.duration : player?.currentTime ?? 0
+        info.elapsedTime = stopped ? 0 : atEnd ? item.duration : player?.currentTime ?? 0
         info.queueIndex = index
         info.queueCount = count
         // Not before the player's start is heard (the output opening, the sink waking): the

@@ -22,8 +22,11 @@ extension QueuePlayer: TransportControlled {
 
 extension RemoteCommandCenter {
     /// Aims the play, pause, toggle and stop commands at `player`, held weakly: once the
-    /// player is gone they answer `commandFailed`, as does a play that cannot start.
-    func addTransportTargets(for player: some TransportControlled) {
+    /// player is gone they answer `commandFailed`, as does a play that cannot start. `stop`
+    /// is what the stop command does (``TransportControlled/stop()`` unless given).
+    func addTransportTargets<Player: TransportControlled>(
+        for player: Player, stop: @escaping @Sendable (Player) -> Void = { $0.stop() }
+    ) {
         playCommand.addTarget { [weak player] _ in player?.resume() == true ? .success : .commandFailed }
         pauseCommand.addTarget { [weak player] _ in
             guard let player else { return .commandFailed }
@@ -37,7 +40,7 @@ extension RemoteCommandCenter {
         }
         stopCommand.addTarget { [weak player] _ in
             guard let player else { return .commandFailed }
-            player.stop()
+            stop(player)
             return .success
         }
     }

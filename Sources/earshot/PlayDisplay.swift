@@ -19,19 +19,26 @@ final class PlayDisplay: @unchecked Sendable {
     let queue: QueuePlayer
     let interactive: Bool
     private struct Tally {
-        var itemsStarted = 0
+        var started: Set<UInt64> = []
+        var failed: Set<UInt64> = []
         var failures: [String] = []
     }
     private let tally = Mutex(Tally())
-    /// The files that could not be played at all (not those cut short: they played).
+    /// The items given on the command line: only their failures make the command fail. An
+    /// item another client added (MPRIS `OpenUri`, `AddTrack`) that cannot be played is
+    /// reported, and changes nothing else.
+    private let given: Set<UInt64>
+    /// The files given on the command line that could not be played at all (not those cut
+    /// short: they played).
     var failures: [String] { tally.withLock { $0.failures } }
-    /// The items that played, wholly or up to a cut.
-    var itemsPlayed: Int { tally.withLock { $0.itemsStarted - $0.failures.count } }
+    /// The items that played, wholly or up to a cut (each counted once).
+    var itemsPlayed: Int { tally.withLock { $0.started.subtracting($0.failed).count } }
     private var savedTerminal = termios()
 
     init(queue: QueuePlayer, interactive: Bool) {
         self.queue = queue
         self.interactive = interactive
+        given = Set(queue.items.map(\.id))
         // The live line's meter; without it the mix measures nothing.
         if interactive { queue.isMeteringEnabled = true }
     }
@@ -85,8 +92,12 @@ final class PlayDisplay: @unchecked Sendable {
         case .currentItemChanged(nil): finished.ring()
         case .itemDidPlayToEnd(let item): if !interactive { say("finished: \(item.title)") }
         case .itemFailed(let item, let reason):
-            tally.withLock { $0.failures.append(Self.name(item)) }
-            note("earshot play: skipped \(Self.name(item)): \(reason)")
+            let given = given.contains(item.id)
+            tally.withLock { t in
+                t.failed.insert(item.id)
+                if given { t.failures.append(Self.name(item)) }
+            }
+            note("earshot play: skipped \(Self.name(item))\(given ? "" : " (added over MPRIS)"): \(reason)")
         case .itemEndedEarly(let item, let what): note("earshot play: \(Self.name(item)): \(what)")
         case .interruptionBegan: if !interactive { say("player: interruption began") }
         case .interruptionEnded(let shouldResume): if !interactive { say("player: interruption ended (shouldResume: \(shouldResume))") }
@@ -95,7 +106,7 @@ final class PlayDisplay: @unchecked Sendable {
     }
 
     private func announce(_ item: QueuePlayer.Item) {
-        tally.withLock { $0.itemsStarted += 1 }
+        tally.withLock { _ = $0.started.insert(item.id) }
         // Where the item is in the queue now, not the queue's current index: by the time
         // the event is handled the queue may have moved on (or run out).
         let items = queue.items

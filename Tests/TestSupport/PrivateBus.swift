@@ -78,4 +78,14 @@ public enum Paths {
         if let path = ProcessInfo.processInfo.environment["EARSHOT_BIN"] { return path }
         return packageRoot + "/.build/debug/earshot"
     }
+
+    /// The optimized `earshot`, for tests whose real-time work the debug build cannot do in
+    /// time (mixing 768,000 frames a second): `EARSHOT_RELEASE_BIN`, else the installed
+    /// system's build that scripts/test makes before its real-time passes
+    /// (`scripts/install --build-only`), else `swift build -c release`'s; nil when none is built.
+    public static var releaseEarshot: String? {
+        if let path = ProcessInfo.processInfo.environment["EARSHOT_RELEASE_BIN"] { return path }
+        return [packageRoot + "/.build/install/release/earshot", packageRoot + "/.build/release/earshot"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
 }

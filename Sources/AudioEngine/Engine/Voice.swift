@@ -173,15 +173,27 @@ public final class Voice: @unchecked Sendable {
     let supplyReported = Atomic<Bool>(false)
     let onSupplyChange = Mutex<(@Sendable (_ starved: Bool) -> Void)?>(nil)
 
+    /// The fewest ring frames one mark stands for: the reader writes a mark per block of at
+    /// least half ``VoiceReader/blockFrames`` input frames, which become fewer ring frames
+    /// when converted down to the engine's rate and played at the fastest rate (2). A ring
+    /// whose marks ran out before its frames could never hold what a start needs (a 384 kHz
+    /// file on a two-second buffer waited for it forever), so the marks are sized from this.
+    static func fewestFramesPerMark(fileRate: Int, engineRate: Int) -> Int {
+        let down = min(1, Double(engineRate) / Double(max(1, fileRate)))
+        return max(1, Int(Double(VoiceReader.blockFrames / 2) * down / 2))
+    }
+
     init(file: any FrameSource, engine: AudioEngine) throws {
         self.file = file
         self.engine = engine
         let rate = engine.sampleRate
         let retain = engine.voiceRetainFrames(rate: rate)
-        ring = FrameRing(channels: 2, capacityFrames: engine.voiceRingFrames(rate: rate), retainFrames: retain)
-        // A mark per block the reader writes (1024 frames or more, less when stretched or
-        // converted down): enough kept marks to go back over every kept frame.
-        marks = ValueRing<Mark>(capacity: 256, retain: retain > 0 ? retain / 128 + 4 : 0)
+        let ringFrames = engine.voiceRingFrames(rate: rate)
+        ring = FrameRing(channels: 2, capacityFrames: ringFrames, retainFrames: retain)
+        // A mark per block the reader writes: room for a mark for every block a full ring
+        // holds, and enough kept marks to go back over every kept frame.
+        let perMark = Voice.fewestFramesPerMark(fileRate: file.format.sampleRate, engineRate: rate)
+        marks = ValueRing<Mark>(capacity: ringFrames / perMark + 16, retain: retain > 0 ? retain / perMark + 4 : 0)
         renderPerFrame = 1 / Double(rate)
         reader = try VoiceReader(file: file, engineRate: rate)
         if let stream = file as? NetworkStream {

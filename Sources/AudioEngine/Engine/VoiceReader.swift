@@ -185,6 +185,10 @@ final class VoiceReader: @unchecked Sendable {
             wrote = true
             if voice.ring.availableToRead >= voice.ring.capacity / 2 { setStarved(voice, false) }
         }
+        // Marks are sized so that this does not happen (``Voice/fewestFramesPerMark``), but a
+        // ring that can take no more is as primed as it can be: the voice starts with what it
+        // holds rather than wait for frames no refill can add before it plays.
+        if voice.marks.isFull { notePrimed(voice, ringTakesNoMore: true) }
         return wrote
     }
 
@@ -349,9 +353,9 @@ final class VoiceReader: @unchecked Sendable {
     }
 
     /// After a write: the voice is primed once its ring holds what a start needs.
-    private func notePrimed(_ voice: Voice) {
+    private func notePrimed(_ voice: Voice, ringTakesNoMore: Bool = false) {
         if !voice.primed.load(ordering: .relaxed),
-           voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity - 2 * VoiceReader.blockFrames) {
+           ringTakesNoMore || voice.ring.availableToRead >= min(voice.engine.primeFrames, voice.ring.capacity - 2 * VoiceReader.blockFrames) {
             voice.primed.store(true, ordering: .releasing)
             // A restart, or a long buffer's start, waits for the voices it plays (see
             // `AudioEngine.playingVoicesReady`). Only then: a stray wake would take the

@@ -153,12 +153,22 @@ struct QueuePlayerTests {
     /// which had mixed one period (16384 frames) of the sought item; the restart after it
     /// had nothing to drop, and the item went on from 0.64 s. What a write cut short did
     /// not write is now taken back.
+    ///
+    /// Where the seek is heard is measured in the sound, not estimated from the clock: the
+    /// first item is a stepped tone too (300 Hz, then 100 Hz up every quarter second), so the
+    /// drop back to 400 Hz is the seek, and the rise to 500 Hz is position 0.5 s. On PipeWire
+    /// the clock's estimate put the seek 30-35 ms later than it was heard, in every run: the
+    /// capture's origin is a late bound (a sample's arrival less the frames before it), and
+    /// the monitor delivers through pipewire-pulse a graph cycle and parec's buffering late,
+    /// so the estimate lags by that much (against a 50 ms bound, it failed the test now and
+    /// then; the sound was whole: 2.20 s from the heard seek to the end in 6 of 6 runs).
     @Test("a seek in an item's last buffer plays that item on from the target, then the next item without a gap")
     func seekAtItemBoundary() async throws {
-        // The second item steps up by 200 Hz every quarter second from 1000 Hz: what is
-        // heard of it tells where it started.
+        // What is heard of each item tells where it played from: the first steps up from 300 Hz,
+        // the second from 1000 Hz, by 100 and 200 Hz every quarter second.
+        let first = URL(fileURLWithPath: try TestSignals.steppedTone(start: 300, step: 100, stepDuration: 0.25, steps: 6))
         let stepped = URL(fileURLWithPath: try TestSignals.steppedTone(start: 1000, step: 200, stepDuration: 0.25, steps: 4))
-        let queue = try QueuePlayer(urls: [sine(500, 1.5), stepped], names: nil, engine: longBufferEngine(seconds: 1))
+        let queue = try QueuePlayer(urls: [first, stepped], names: nil, engine: longBufferEngine(seconds: 1))
         var positionBefore = -1.0
         let (audio, sought) = try await capturedWithChangeInItemsLastBuffer(queue) {
             // The ended item's position is what is heard, not its start.
@@ -167,18 +177,30 @@ struct QueuePlayerTests {
             queue.currentTime = 0.3
             try await waitUntilRunOut(queue, timeout: 6)
         }
-        #expect(positionBefore > 0.4, "the position in the last buffer: \(positionBefore) s")
+        #expect(positionBefore > 0.5, "the position in the last buffer: \(positionBefore) s")
         // The seek itself may leave a few milliseconds of silence (the item is paused and
         // played again); from just after it to the end, none.
         let regions = audio.activeRegions(minGap: lastBufferGap, window: 0.002)
         #expect(regions.filter { $0.end > sought + 0.05 }.count == 1, "a gap after the seek at \(sought) s: \(regions)")
         #expect(!regions.contains { $0.start > sought + 0.05 }, "a gap after the seek at \(sought) s: \(regions)")
         let end = try #require(regions.last?.end)
-        // 1.2 s of the first item from the seek, then the second item's 1 s.
-        #expect((end - sought).isClose(to: 2.2, within: 0.05), "sought at \(sought) s, the end at \(end) s: \(regions)")
-        #expect(try #require(audio.dominantFrequency(channel: 0, range: (sought + 0.1)..<(sought + 1.1))).isClose(to: 500, within: 3))
-        #expect(try #require(audio.dominantFrequency(channel: 0, range: (sought + 1.25)..<(sought + 1.4))).isClose(to: 1000, within: 3),
-                "the second item did not start at its start")
+        // 20 ms windows every 5 ms: 400, 500 and 1000 Hz apart, each step placed within 10 ms.
+        let track = audio.frequencyTrack(window: 0.02, hop: 0.005, range: max(0, sought - 0.3)..<end)
+        func near(_ hz: Double) -> (FrequencyPoint) -> Bool { { $0.frequency.map { abs($0 - hz) < 30 } ?? false } }
+        // The seek: the first window at 400 Hz after the item's end was mixed (it was heard at
+        // 0.5 s or later, 500 Hz or more, until then).
+        let heardSeek = try #require(track.first(where: near(400))?.time, "no 400 Hz after the seek: \(track)")
+        let atHalf = try #require(track.first { $0.time > heardSeek && near(500)($0) }?.time, "no 500 Hz after the seek: \(track)")
+        let second = try #require(track.first { $0.time > atHalf && near(1000)($0) }?.time, "the second item never started: \(track)")
+        // 0.2 s from the target (0.3 s) to 0.5 s; 1 s from there to the first item's end; the
+        // second item's 1 s; and so 1.2 s of the first item from the seek, then 1 s.
+        #expect((atHalf - heardSeek).isClose(to: 0.2, within: 0.02), "the seek was heard at \(heardSeek) s, 0.5 s at \(atHalf) s")
+        #expect((second - atHalf).isClose(to: 1.0, within: 0.02), "0.5 s at \(atHalf) s, the second item at \(second) s")
+        #expect((end - second).isClose(to: 1.0, within: 0.02), "the second item from \(second) s to \(end) s")
+        #expect((end - heardSeek).isClose(to: 2.2, within: 0.03), "the seek heard at \(heardSeek) s, the end at \(end) s: \(regions)")
+        // The clock's estimate of the seek agrees with where it was heard, loosely: the
+        // capture's origin is estimated (see above).
+        #expect(abs(heardSeek - sought) < 0.1, "the seek was made at about \(sought) s and heard at \(heardSeek) s")
         #expect(try #require(audio.dominantFrequency(channel: 0, range: (end - 0.2)..<(end - 0.02))).isClose(to: 1600, within: 3),
                 "the second item's end was not heard")
     }

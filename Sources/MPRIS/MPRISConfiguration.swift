@@ -16,7 +16,9 @@ public struct MPRISConfiguration: Sendable {
     /// When set, the player owns `org.mpris.MediaPlayer2.<appName>.instance<id>` alone
     /// instead of sharing the app name with the app's other processes.
     public var instanceID: String?
-    /// How long property changes are collected into one `PropertiesChanged`.
+    /// How long property changes are collected into one `PropertiesChanged`: the first
+    /// change after a quiet interval is sent at once, and what follows within this interval
+    /// of it goes out together at the interval's end.
     public var coalescingInterval: Duration = .milliseconds(100)
 
     /// A configuration for `org.mpris.MediaPlayer2.<appName>`, shown as `identity`; the

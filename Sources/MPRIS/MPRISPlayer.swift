@@ -44,6 +44,10 @@ public final class MPRISPlayer: Sendable {
         var object: DBusExportedObject?
         var lastEmitted: [String: [String: DBusValue]] = [:]
         var flushScheduled = false
+        /// The end of the coalescing interval that the last `PropertiesChanged` opened:
+        /// changes before it wait for it, and go out together; a change after it goes out
+        /// at once.
+        var coalescingUntil: DispatchTime?
         var observations: [ObservationToken] = []
     }
     private let state = Mutex(State())
@@ -154,19 +158,29 @@ public final class MPRISPlayer: Sendable {
         }
     }
 
+    /// The first change of a burst goes out at once: a client that acts on the state it
+    /// cached (KDE's play/pause key sends Play or Pause by the last `PlaybackStatus` it saw)
+    /// must not see the old one for a coalescing interval. What follows within
+    /// ``MPRISConfiguration/coalescingInterval`` of an emitted change is gathered into one
+    /// `PropertiesChanged` at the interval's end.
     private func scheduleFlush() {
-        let needed = state.withLock { s -> Bool in
-            guard !s.flushScheduled, s.object != nil else { return false }
+        let now = DispatchTime.now()
+        let deadline = state.withLock { s -> DispatchTime?? in
+            guard !s.flushScheduled, s.object != nil else { return nil }
             s.flushScheduled = true
-            return true
+            return .some(s.coalescingUntil.flatMap { $0 > now ? $0 : nil })
         }
-        guard needed else { return }
-        let interval = configuration.coalescingInterval
-        flushQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: interval.wholeNanoseconds))) { [weak self] in self?.flush() }
+        guard let deadline else { return }
+        if let deadline {
+            flushQueue.asyncAfter(deadline: deadline) { [weak self] in self?.flush() }
+        } else {
+            flushQueue.async { [weak self] in self?.flush() }
+        }
     }
 
     /// Emits one PropertiesChanged per interface, for the values that differ from the
-    /// last ones emitted. Runs on the flush queue.
+    /// last ones emitted, and opens a coalescing interval when it emitted any. Runs on the
+    /// flush queue.
     private func flush() {
         let root = rootSnapshot()
         let player = playerSnapshot()
@@ -178,6 +192,10 @@ public final class MPRISPlayer: Sendable {
                 let changed = snapshot.filter { previous[$0.key] != $0.value }
                 if !changed.isEmpty { diffs.append((interface, changed)) }
                 s.lastEmitted[interface] = snapshot
+            }
+            if !diffs.isEmpty {
+                let interval = configuration.coalescingInterval
+                s.coalescingUntil = .now() + .nanoseconds(Int(clamping: interval.wholeNanoseconds))
             }
             return (s.object, diffs)
         }

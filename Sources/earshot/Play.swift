@@ -132,7 +132,9 @@ struct Play: AsyncParsableCommand {
         let signals = await onTerminationSignals { quit.fire() }
         defer { withExtendedLifetime(signals) {} }
         commands.quitCommand.addTarget { _ in quit.fire(); return .success }
-        commands.raiseCommand.addTarget { _ in .success }
+        // No Raise: it has no window (CanRaise false). Its DesktopEntry, "earshot", gives the
+        // desktops its name and icon; a click on its widget entry launches that entry, whose
+        // Exec only prints the version (packaging/earshot.desktop).
 
         // The audio session: the arbiter decides interruptions and ducking across
         // processes; MPRIS goes on the session's connection so that one bus name is both

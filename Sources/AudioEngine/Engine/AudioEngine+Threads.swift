@@ -507,16 +507,19 @@ extension AudioEngine {
         }
     }
 
-    /// Whether a voice other than `voice` is playing or queued.
+    /// Whether a voice other than `voice` is playing: what the render thread mixes. A voice
+    /// queued to follow another (`Voice.play(after:)`) is not counted: it sounds only once
+    /// the voice before it ends in the mix, and then it plays; queued behind `voice`, it does
+    /// not start while `voice` pauses. Counted, it sent a queue's pause to a restart that the
+    /// render thread, finding no voice playing, let drain instead: the paused item was heard
+    /// for the rest of a long buffer, 1.1-1.9 s (issue 32).
     func anyVoicePlaying(besides voice: Voice) -> Bool {
         !voiceTable.forEach { other in
-            guard other !== voice else { return true }
-            let state = other.playState.load(ordering: .acquiring)
-            return state != Voice.PlayState.playing.rawValue && state != Voice.PlayState.queued.rawValue
+            other === voice || other.playState.load(ordering: .acquiring) != Voice.PlayState.playing.rawValue
         }
     }
 
-    /// Whether a voice is playing (or queued to start at a future frame).
+    /// Whether a voice is playing (a queued one is not: see ``anyVoicePlaying(besides:)``).
     func anyVoicePlaying() -> Bool {
         !voiceTable.forEach { $0.playState.load(ordering: .acquiring) != Voice.PlayState.playing.rawValue }
     }

@@ -178,9 +178,11 @@ public final class Voice: @unchecked Sendable {
     /// when converted down to the engine's rate and played at the fastest rate (2). A ring
     /// whose marks ran out before its frames could never hold what a start needs (a 384 kHz
     /// file on a two-second buffer waited for it forever), so the marks are sized from this.
+    /// At most 128: the time-stretcher hands its output over in pieces of its own size,
+    /// each with a mark of its own.
     static func fewestFramesPerMark(fileRate: Int, engineRate: Int) -> Int {
         let down = min(1, Double(engineRate) / Double(max(1, fileRate)))
-        return max(1, Int(Double(VoiceReader.blockFrames / 2) * down / 2))
+        return max(1, min(128, Int(Double(VoiceReader.blockFrames / 2) * down / 2)))
     }
 
     init(file: any FrameSource, engine: AudioEngine) throws {

@@ -54,6 +54,35 @@ struct BenchScriptTests {
         }
     }
 
+    @Test("bench/power's summary: medians over rounds, ratios round by round, no playing target")
+    func powerSummary() async throws {
+        let results = FileManager.default.temporaryDirectory.appendingPathComponent("power-results-\(getpid()).tsv").path
+        defer { try? FileManager.default.removeItem(atPath: results) }
+        // SECTION, ROUND, NAME, wakeups/s, % of a core: what bench/power writes, one line a window.
+        let lines = [
+            "idle\t1\tplayerctld (reference)\t0.00\t0.0000", "idle\t1\tearshot daemon\t0.10\t0.0010",
+            "paused\t1\tmpv --pause (reference)\t12.00\t0.0800", "paused\t1\tearshot play, paused\t0.50\t0.0040",
+            "playing\t1\tpaplay (reference)\t3.00\t0.0100", "playing\t1\tearshot play\t6.00\t0.0500",
+            "playing\t2\tpaplay (reference)\t4.00\t0.0200", "playing\t2\tearshot play\t4.00\t0.0200",
+            "playing\t3\tpaplay (reference)\t3.00\t0.0100", "playing\t3\tearshot play\t4.50\t0.0150",
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(toFile: results, atomically: true, encoding: .utf8)
+        let summary = try await run("python3", [Self.bench + "/lib/power.py", results])
+        #expect(summary.status == 0, "\(summary.stderr)")
+        let out = summary.stdout
+        #expect(out.contains("3.0 (3.0-4.0) wakeups/s"), "paplay's median and range:\n\(out)")
+        // Round by round: wakeups 2.0, 1.0, 1.5; CPU 5.0, 1.0, 1.5 (the ratio of the CPU medians would be 2.0).
+        let line = { (label: String) in out.split(separator: "\n").first { $0.contains(label) }.map(String.init) ?? "" }
+        #expect(line("playing / paplay wakeups").hasSuffix(" 1.50x (1.00x-2.00x)"), "\(out)")
+        #expect(line("playing / paplay CPU").hasSuffix(" 1.50x (1.00x-5.00x)"), "\(out)")
+        #expect(out.contains("(target: <= 1 wakeup/s: 0.1, met)"), "\(out)")
+        #expect(out.contains("(target: <= 2 wakeups/s: 0.5, met)"), "\(out)")
+        #expect(!out.contains("<= 1.5x"), "the playing target is gone:\n\(out)")
+        let help = try await run(Self.bench + "/power", ["--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(!help.stdout.contains("<= 1.5x"), "\(help.stdout)")
+    }
+
     @Test("earshot-bench --help names every subcommand, and a bad option is a usage error")
     func benchHelp() async throws {
         let binary = URL(fileURLWithPath: Paths.earshot).deletingLastPathComponent().appendingPathComponent("earshot-bench").path

@@ -105,6 +105,7 @@ public final class AudioPlayer: Sendable {
             guard let self else { return }
             for waiter in self.firstFrameWaiters.withLock({ w in defer { w = [] }; return w }) { waiter() }
             guard self.voice.isPlaying else { return }
+            self.joinedSession.withLock { $0 }?.playerWasHeard()
             self.sessionObserver.withLock { $0 }?(.resumed)
             self.publishNowPlaying()
         }

@@ -40,8 +40,10 @@ extension AudioSession {
     // MARK: Steps
 
     /// Activates or deactivates the session at the arbiter (on the path). After an
-    /// activation, sound the arbiter does not count is reported (``reportMissedSound()``).
-    func sendActivation(_ active: Bool, notifyOthers: Bool = false) async throws {
+    /// activation, sound the arbiter does not count is reported (``reportMissedSound()``),
+    /// unless `reportingMissedSound` is false: a resumption reports it once its players are
+    /// heard (see `resumePlayersAfterInterruption`).
+    func sendActivation(_ active: Bool, notifyOthers: Bool = false, reportingMissedSound: Bool = true) async throws {
         AudioSession.trace(active ? "activate" : "deactivate")
         try await call(ArbiterProtocol.Method.setActive.rawValue, [.boolean(active), .boolean(notifyOthers)])
         // The arbiter's signals come before its reply: an interruption that the
@@ -51,7 +53,7 @@ extension AudioSession {
             if !active { s.arbiterHasSound = false }
         }
         applyRecordingCategory()
-        if active { await reportMissedSound() }
+        if active, reportingMissedSound { await reportMissedSound() }
     }
 
     /// The one rule that brings the arbiter's view of the session's sound up to the

@@ -249,9 +249,18 @@ extension AudioSession {
         guard owed else { return }
         state.withLock { $0.playingActivations += 1 }
         enqueue {
-            // Reports the sound the engine kept making through the interruption (its
-            // silence threshold), which the arbiter stopped counting when it interrupted.
-            try? await self.sendActivation(true)
+            // The sound the engine kept making through the interruption (its silence threshold),
+            // which the arbiter stopped counting when it interrupted, is reported once a resumed
+            // player is heard (`playerWasHeard`), not with this activation: the players are
+            // paused until then, and the engine's sound-stopped event for that silence could
+            // still come after such a report. The arbiter then read sound, silence, and sound
+            // again once the players were heard; a session that registered active in between
+            // found this one active, silent and no longer resuming, and its interruption ended
+            // without `shouldResume` (SessionHostileTests.burstOfVanishingSessions, sessions
+            // 40 ms apart: the arbiter's trace showed `soundStarted`, `soundStopped`, then the
+            // next registration's `interruptionBegan`). Until a report, the arbiter counts the
+            // session as resuming, and an interruption then lets it resume at its end.
+            try? await self.sendActivation(true, reportingMissedSound: false)
             // Interrupted again while activating: the players wait for that interruption's end.
             let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
                 s.playingActivations -= 1
@@ -259,10 +268,15 @@ extension AudioSession {
                 s.resumeOwed = false
                 defer { s.pausedByInterruption = [] }
                 s.resumingPlayers.formUnion(s.pausedByInterruption)
+                s.missedSoundAwaitsHearing = !s.pausedByInterruption.isEmpty
                 return (s.pausedByInterruption, s.interruptions)
             }
             let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
-            guard !players.isEmpty else { return }
+            guard !players.isEmpty else {
+                self.state.withLock { $0.missedSoundAwaitsHearing = false }
+                await self.reportMissedSound()
+                return
+            }
             players.forEach { $0.resumeAfterInterruption(endingInterruption: true) }
             // An interruption that began between the check above and the players' start
             // may have found them not playing yet: pause and record them now.
@@ -279,6 +293,18 @@ extension AudioSession {
                 playing.forEach { $0.pauseForSession(.interrupted) }
             }
         }
+    }
+
+    /// A player's start was heard (its first frame reached the sink). After a resumption, the
+    /// sound the arbiter does not count is reported now (``reportMissedSound()``, on the
+    /// path): the engine sounds, so no sound-stopped event for the interruption's silence can
+    /// follow the report (an audible mix resets the engine's silence count).
+    func playerWasHeard() {
+        let due = state.withLock { s -> Bool in
+            defer { s.missedSoundAwaitsHearing = false }
+            return s.missedSoundAwaitsHearing
+        }
+        if due { enqueue { await self.reportMissedSound() } }
     }
 
     /// The device in use went away: the players that follow that rule (a queue's, as

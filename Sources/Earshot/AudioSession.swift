@@ -137,6 +137,10 @@ public final class AudioSession: Sendable {
         /// Players being started again by a resumption (their start must not take over a
         /// new interruption), and how many interruptions have begun so far.
         var resumingPlayers: Set<ObjectIdentifier> = []
+        /// A resumption started its players again without telling the arbiter of the sound the
+        /// engine may have kept through the interruption: told once one of them is heard (see
+        /// `resumePlayersAfterInterruption`).
+        var missedSoundAwaitsHearing = false
         var interruptions: UInt64 = 0
         /// Players asked to play while the session was interrupted, waiting for the
         /// session's own re-activation.

@@ -251,13 +251,43 @@ public final class Child: Sendable {
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// Whether every thread of process `pid` is in the kernel's exit (`PF_EXITING` in the
+    /// flags of `/proc/PID/task/*/stat`): the program has ended (its `exit` ran, its status
+    /// is decided), and the kernel is tearing the process down.
+    static func isExiting(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        guard !tasks.isEmpty else { return false }
+        return tasks.allSatisfy { tid in
+            // After the command's closing parenthesis: state, ppid, pgrp, session, tty, tpgid, flags.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/stat", encoding: .utf8),
+                  let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 6,
+                  let flags = UInt64(fields[6]) else { return false }
+            return flags & 0x4 != 0  // PF_EXITING
+        }
+    }
+
+    /// How long the kernel may take to tear down a process whose program has ended, past the
+    /// timeout (see ``wait(timeout:)``).
+    static let exitTeardownAllowance = 60.0
+
     /// Waits for exit; kills with SIGKILL and throws after `timeout` seconds. The failure
     /// says what each of its threads was doing (``threadReport(_:)``).
+    ///
+    /// The timeout is the program's: a child whose threads are all in the kernel's exit
+    /// (``isExiting(_:)``) at the deadline has ended, and is waited for while the kernel frees
+    /// it. Under load that took seconds: `earshot play` had printed "played 1 item in 3.1 s"
+    /// and exited, and 10 s after its start its last thread was still in `exit_mmap`
+    /// (state D in `unlink_file_vma_batch_process`, waiting for a file mapping's lock), its
+    /// main thread a zombie: reported as "did not exit within 10.0 s" (issue 31, item 5).
     @discardableResult
     public func wait(timeout: Double = 15) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while isRunning {
             if Date() > deadline {
+                if Date() < deadline.addingTimeInterval(Child.exitTeardownAllowance), Child.isExiting(process.processIdentifier) {
+                    try await Task.sleep(for: .milliseconds(5))
+                    continue
+                }
                 let threads = Child.threadReport(process.processIdentifier)
                 kill(SIGKILL)
                 throw TestFailure("\(process.executableURL?.lastPathComponent ?? "child") did not exit within \(timeout) s; output: \(stdout) \(stderr)\nits threads:\n\(threads)")

@@ -14,12 +14,14 @@ struct SessionRemoteMoveTests {
     static let unreachable = "http://127.0.0.1:9/x.mp3"
     static let objectPath: ObjectPath = "/org/mpris/MediaPlayer2"
 
-    /// `earshot play` of one 20 s tone, playing, past its first second.
-    private func playing(_ world: SessionWorld, app: String) async throws -> SessionPlayer {
+    /// `earshot play` of one 20 s tone (`file`), playing, past its first second, in a world
+    /// of its own.
+    private func playing(_ app: String) async throws -> (world: SessionWorld, player: SessionPlayer, file: String) {
+        let world = try await SessionWorld()
         let player = try world.play(app, side: .left, duration: 20)
         try await player.waitUntilPlaying()
         try await sessionPoll("\(app) past 1 s", timeout: 8) { (try? await position(world, app)) ?? 0 > 1 }
-        return player
+        return (world, player, try SessionWorld.tone(.left, frequency: 300, duration: 20))
     }
 
     private func position(_ world: SessionWorld, _ app: String) async throws -> Double {
@@ -60,11 +62,9 @@ struct SessionRemoteMoveTests {
 
     @Test("OpenUri of an unreachable URL answers a named error and the tone plays on from where it was")
     func openUnreachable() async throws {
-        let world = try await SessionWorld()
         let app = "remote-open"
-        let player = try await playing(world, app: app)
+        let (world, player, file) = try await playing(app)
         defer { player.kill() }
-        let file = try SessionWorld.tone(.left, frequency: 300, duration: 20)
         let before = try await position(world, app)
         let error = await dbusErrorName { try await call(world, app, "org.mpris.MediaPlayer2.Player", "OpenUri", [.string(Self.unreachable)]) }
         #expect(error == "org.earshot.RemoteCommand.NoSuchContent")
@@ -75,11 +75,9 @@ struct SessionRemoteMoveTests {
 
     @Test("AddTrack made current, and GoTo, to an unreachable URL: the tone plays on; the queue keeps only what GoTo named")
     func addTrackAndGoToUnreachable() async throws {
-        let world = try await SessionWorld()
         let app = "remote-add"
-        let player = try await playing(world, app: app)
+        let (world, player, file) = try await playing(app)
         defer { player.kill() }
-        let file = try SessionWorld.tone(.left, frequency: 300, duration: 20)
         let list = "org.mpris.MediaPlayer2.TrackList"
         let own = try #require(try await tracks(world, app).first)
 
@@ -122,9 +120,8 @@ struct SessionRemoteMoveTests {
 
     @Test("MPRIS Stop: Stopped at 0; Play starts the item from its start")
     func stopIsStop() async throws {
-        let world = try await SessionWorld()
         let app = "remote-stop"
-        let player = try await playing(world, app: app)
+        let (world, player, _) = try await playing(app)
         defer { player.kill() }
         #expect(try await world.playerctl("-p", app, "stop").status == 0)
         try await sessionPoll("Stopped", timeout: 5) { try await player.playbackStatus() == "Stopped" }

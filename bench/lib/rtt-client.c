@@ -1,13 +1,20 @@
 /*
  * rtt-client.c - round-trip latency client for bench/mpris-latency.
  *
- * usage: rtt-client DEST play|getall [COUNT [WARMUP]]
+ * usage: rtt-client DEST play|getall|change [COUNT [WARMUP]]
  *
  * Connects to the bus in DBUS_SESSION_BUS_ADDRESS, makes WARMUP (default 200)
  * untimed calls, then COUNT (default 2000) sequential blocking calls to DEST at
  * /org/mpris/MediaPlayer2, timing each with CLOCK_MONOTONIC:
  *   play   -> org.mpris.MediaPlayer2.Player.Play()
  *   getall -> org.freedesktop.DBus.Properties.GetAll("org.mpris.MediaPlayer2.Player")
+ *   change -> Player.Pause and Play in turn, CHANGE_GAP_MS apart (longer than a
+ *             player's coalescing interval, so that each change is the first of its
+ *             burst), each timed from sending the call to the arrival of the
+ *             PropertiesChanged from DEST's owner that carries the PlaybackStatus it
+ *             leads to: how late a client that caches the state (a desktop's key
+ *             daemon) learns of a change. WARMUP here is untimed changes; no such
+ *             signal within 2 s is fatal.
  * Prints one line:  median_us=M p99_us=P mean_us=A min_us=L max_us=X n=N
  * Any error reply (or a GetAll reply that is not a{sv}) is fatal (exit 1).
  */
@@ -19,6 +26,7 @@
 
 #define OBJ_PATH     "/org/mpris/MediaPlayer2"
 #define PLAYER_IFACE "org.mpris.MediaPlayer2.Player"
+#define CHANGE_GAP_MS 250
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -81,21 +89,128 @@ static double one_call(DBusConnection *conn, const char *dest, int getall)
     return t1 - t0;
 }
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Whether `signal` (PropertiesChanged) sets PlaybackStatus to `status`. */
+static int sets_status(DBusMessage *signal, const char *status)
+{
+    DBusMessageIter args, dict, entry, variant;
+    const char *interface, *key, *value;
+
+    if (!dbus_message_iter_init(signal, &args) || dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_STRING)
+        return 0;
+    dbus_message_iter_get_basic(&args, &interface);
+    if (strcmp(interface, PLAYER_IFACE) != 0 || !dbus_message_iter_next(&args) ||
+        dbus_message_iter_get_arg_type(&args) != DBUS_TYPE_ARRAY)
+        return 0;
+    for (dbus_message_iter_recurse(&args, &dict); dbus_message_iter_get_arg_type(&dict) == DBUS_TYPE_DICT_ENTRY;
+         dbus_message_iter_next(&dict)) {
+        dbus_message_iter_recurse(&dict, &entry);
+        dbus_message_iter_get_basic(&entry, &key);
+        if (strcmp(key, "PlaybackStatus") != 0 || !dbus_message_iter_next(&entry))
+            continue;
+        dbus_message_iter_recurse(&entry, &variant);
+        if (dbus_message_iter_get_arg_type(&variant) != DBUS_TYPE_STRING)
+            return 0;
+        dbus_message_iter_get_basic(&variant, &value);
+        return strcmp(value, status) == 0;
+    }
+    return 0;
+}
+
+/* One change: sends `method`, waits for the signal setting `status`; returns microseconds. */
+static double one_change(DBusConnection *conn, const char *dest, const char *owner, const char *method, const char *status)
+{
+    DBusMessage *call = dbus_message_new_method_call(dest, OBJ_PATH, PLAYER_IFACE, method), *message;
+    dbus_uint32_t serial = 0;
+    double t0, deadline;
+
+    if (!call) {
+        fprintf(stderr, "rtt-client: out of memory building call\n");
+        exit(1);
+    }
+    t0 = now_us();
+    if (!dbus_connection_send(conn, call, &serial)) {
+        fprintf(stderr, "rtt-client: out of memory sending %s\n", method);
+        exit(1);
+    }
+    dbus_message_unref(call);
+    deadline = t0 + 2e6;
+    while (now_us() < deadline) {
+        dbus_connection_read_write(conn, 10);
+        while ((message = dbus_connection_pop_message(conn)) != NULL) {
+            int type = dbus_message_get_type(message);
+            if (type == DBUS_MESSAGE_TYPE_ERROR && dbus_message_get_reply_serial(message) == serial) {
+                fprintf(stderr, "rtt-client: %s %s failed: %s\n", dest, method, dbus_message_get_error_name(message));
+                exit(1);
+            }
+            if (dbus_message_is_signal(message, DBUS_INTERFACE_PROPERTIES, "PropertiesChanged") &&
+                strcmp(dbus_message_get_sender(message), owner) == 0 && sets_status(message, status)) {
+                double t1 = now_us();
+                dbus_message_unref(message);
+                /* The reply may come after the signal; it is read (and dropped) later. */
+                return t1 - t0;
+            }
+            dbus_message_unref(message);
+        }
+    }
+    fprintf(stderr, "rtt-client: no PropertiesChanged with PlaybackStatus %s from %s within 2 s of %s\n", status, dest, method);
+    exit(1);
+}
+
+/* The unique name that owns `dest`: signals come from it, not from the well-known name. */
+static const char *owner_of(DBusConnection *conn, const char *dest)
+{
+    DBusError err;
+    DBusMessage *ask = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS, "GetNameOwner");
+    DBusMessage *reply = NULL;
+    const char *owner = NULL;
+
+    dbus_error_init(&err);
+    if (!ask || !dbus_message_append_args(ask, DBUS_TYPE_STRING, &dest, DBUS_TYPE_INVALID) ||
+        !(reply = dbus_connection_send_with_reply_and_block(conn, ask, 5000, &err)) ||
+        !dbus_message_get_args(reply, &err, DBUS_TYPE_STRING, &owner, DBUS_TYPE_INVALID)) {
+        fprintf(stderr, "rtt-client: no owner for %s: %s\n", dest, dbus_error_is_set(&err) ? err.message : "out of memory");
+        exit(1);
+    }
+    owner = strdup(owner);
+    dbus_message_unref(reply);
+    dbus_message_unref(ask);
+    return owner;
+}
+
+/* One timed sample of `mode`: a round trip, or (mode 2) the `i`-th state change. */
+static double one_sample(DBusConnection *conn, const char *dest, int mode, const char *owner, int i)
+{
+    if (mode < 2)
+        return one_call(conn, dest, mode);
+    DBusMessage *stale;
+    sleep_ms(CHANGE_GAP_MS);
+    dbus_connection_read_write(conn, 0);
+    while ((stale = dbus_connection_pop_message(conn)) != NULL)
+        dbus_message_unref(stale);
+    return i % 2 ? one_change(conn, dest, owner, "Play", "Playing") : one_change(conn, dest, owner, "Pause", "Paused");
+}
+
 int main(int argc, char **argv)
 {
     DBusError err;
     DBusConnection *conn;
-    const char *dest;
-    int getall, count = 2000, warmup = 200;
+    const char *dest, *owner = NULL;
+    int mode, count = 2000, warmup = 200;
     double *t, sum = 0;
 
     if (argc < 3 || argc > 5 ||
-        (strcmp(argv[2], "play") != 0 && strcmp(argv[2], "getall") != 0)) {
-        fprintf(stderr, "usage: %s DEST play|getall [COUNT [WARMUP]]\n", argv[0]);
+        (strcmp(argv[2], "play") != 0 && strcmp(argv[2], "getall") != 0 && strcmp(argv[2], "change") != 0)) {
+        fprintf(stderr, "usage: %s DEST play|getall|change [COUNT [WARMUP]]\n", argv[0]);
         return 2;
     }
     dest = argv[1];
-    getall = strcmp(argv[2], "getall") == 0;
+    mode = strcmp(argv[2], "play") == 0 ? 0 : strcmp(argv[2], "getall") == 0 ? 1 : 2;
     if (argc > 3) count = atoi(argv[3]);
     if (argc > 4) warmup = atoi(argv[4]);
     if (count < 1 || warmup < 0) {
@@ -111,6 +226,19 @@ int main(int argc, char **argv)
         return 1;
     }
     dbus_connection_set_exit_on_disconnect(conn, FALSE);
+    if (mode == 2) {
+        char rule[512];
+        owner = owner_of(conn, dest);
+        snprintf(rule, sizeof rule, "type='signal',sender='%s',path='" OBJ_PATH "',interface='" DBUS_INTERFACE_PROPERTIES
+                 "',member='PropertiesChanged'", owner);
+        dbus_bus_add_match(conn, rule, &err);
+        if (dbus_error_is_set(&err)) {
+            fprintf(stderr, "rtt-client: AddMatch failed: %s\n", err.message);
+            return 1;
+        }
+        /* From Playing: the timed changes are Pause, Play, Pause, ... */
+        one_call(conn, dest, 0);
+    }
 
     t = malloc(sizeof *t * (size_t)count);
     if (!t) {
@@ -118,9 +246,10 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int i = 0; i < warmup; i++)
-        one_call(conn, dest, getall);
+        one_sample(conn, dest, mode, owner, i);
+    /* An even number of warm-up changes leaves the player Playing. */
     for (int i = 0; i < count; i++) {
-        t[i] = one_call(conn, dest, getall);
+        t[i] = one_sample(conn, dest, mode, owner, mode == 2 ? i + warmup % 2 : i);
         sum += t[i];
     }
 

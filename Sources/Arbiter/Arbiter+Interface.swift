@@ -56,6 +56,9 @@ extension Arbiter {
                 },
                 DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.target?.busName ?? "") },
                 DBusProperty(ArbiterProtocol.Property.screenLocked.rawValue, .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
+                DBusProperty(ArbiterProtocol.Property.desktopKeys.rawValue, .string) { [weak self] in
+                    .string(self?.state.withLock { $0.desktopKeys.summary } ?? "")
+                },
             ],
             signals: [
                 DBusSignalDeclaration(ArbiterProtocol.Signal.deactivated.rawValue, arguments: [.init("reason", .string)]),

@@ -28,6 +28,10 @@ struct ObservedPlayer: Sendable {
     /// throttle window), and a session that activated meanwhile found the player so.
     var statusSeenAt: UInt64 = 0
     var canPause = true
+    /// Its `PlaybackStatus` as the desktop's key daemon knows it: from its `GetAll` answer,
+    /// then its `PropertiesChanged` only (not the arbiter's own reads: a player may answer
+    /// `Get` with a new status before it signals it, and gsd-media-keys reads signals).
+    var signalledStatus: ForeignPlaybackStatus?
 
     /// It said `status` (a `GetAll` answer, a signal, or a read after a command), observed
     /// when the policy had counted `seenAt` activations.
@@ -124,8 +128,15 @@ extension Arbiter {
 
     /// `NameOwnerChanged` of an `org.mpris.MediaPlayer2.*` name (bus thread).
     func mprisNameChanged(_ name: String, from oldOwner: String?, to newOwner: String?) {
-        guard name.hasPrefix(Arbiter.mprisPrefix) else { return }
+        // The arbiter's own player for the desktop's keys (this one's or a previous one's)
+        // is no app's.
+        guard name.hasPrefix(Arbiter.mprisPrefix), name != Arbiter.keyCatcherName else { return }
         let introspect = state.withLock { s -> String? in
+            if oldOwner == nil, newOwner != nil {
+                s.keyChoice.appeared(name, currentPlaying: s.keyChoiceCurrentPlaying)
+            } else if newOwner == nil {
+                s.keyChoice.vanished(name)
+            }
             if let old = oldOwner, var player = s.players[old] {
                 player.names.remove(name)
                 s.players[old] = player.names.isEmpty ? nil : player
@@ -140,6 +151,7 @@ extension Arbiter {
         }
         if let introspect { introspectPlayer(introspect) }
         reconcileOthers()
+        steerDesktopKeys()
     }
 
     /// Asks the bus for the player's process and the player for its state, without waiting.
@@ -162,10 +174,14 @@ extension Arbiter {
                     // A PropertiesChanged that came meanwhile is newer than this answer.
                     if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) { player.observe(status, seenAt: seenAt) }
                     if let canPause = all?["CanPause"]?.unwrapped.bool { player.canPause = canPause }
+                    if player.signalledStatus == nil { player.signalledStatus = Arbiter.status(all?["PlaybackStatus"]) }
                     s.players[owner] = player
                     return true
                 }
-                if known { self.reconcileOthers() }
+                if known {
+                    self.reconcileOthers()
+                    self.steerDesktopKeys()
+                }
             }
         }
     }
@@ -188,11 +204,18 @@ extension Arbiter {
             let before = (player.status, player.canPause)
             if let status, status != player.status { player.observe(status, seenAt: s.policy.activations) }
             if let canPause { player.canPause = canPause }
+            if let status { player.signalledStatus = status }
             player.signals &+= 1
             s.players[sender] = player
+            for name in player.names.sorted() {
+                s.keyChoice.signalled(name, playing: player.signalledStatus == .playing, currentPlaying: s.keyChoiceCurrentPlaying)
+            }
             return before != (player.status, player.canPause)
         }
         if differs { throttledReconcile(for: sender) }
+        // Every status signal, changed or not in the arbiter's view: the key daemon may
+        // learn only now what the arbiter read earlier.
+        steerDesktopKeys()
     }
 
     /// At most one status change of a player reaches the policy per ``statusThrottle``: the

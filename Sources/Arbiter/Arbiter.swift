@@ -157,6 +157,17 @@ public final class Arbiter: Sendable {
         /// Players whose `PlaybackStatus` a ``Arbiter/readStatus(foreign:)`` is reading: one
         /// read each at a time, however often their processes fall silent and sound again.
         var statusReads: Set<String> = []
+        /// The owner of gsd-media-keys' name, and whether a `NameOwnerChanged` told it
+        /// (a `GetNameOwner` answer is older then).
+        var keyDaemonOwner: String?
+        var keyDaemonFollowed = false
+        /// The arbiter's player for the desktop's keys, while gsd-media-keys runs.
+        var keyCatcher: DBusExportedObject?
+        /// A second has passed since it appeared (gsd has surely met it).
+        var keyCatcherSettled = false
+        var desktopKeys: Arbiter.DesktopKeys = .none
+        /// Where gsd-media-keys sends its keys, as far as the arbiter can tell.
+        var keyChoice = GnomeKeyChoice()
     }
 
     /// Exports the service on `connection` and starts watching processes and the screen
@@ -183,6 +194,10 @@ public final class Arbiter: Sendable {
             guard let self else { return }
             if Arbiter.screenSavers.contains(where: { $0.name == change.name }) { self.screenSaverOwnerChanged(change) }
             if change.name.hasPrefix(Arbiter.mprisPrefix) { self.mprisNameChanged(change.name, from: change.oldOwner, to: change.newOwner) }
+            if change.name == Arbiter.gnomeKeyDaemon {
+                self.state.withLock { $0.keyDaemonFollowed = true }
+                self.keyDaemonOwnerChanged(to: change.newOwner)
+            }
             guard change.newOwner == nil, change.name.hasPrefix(":") else { return }
             self.connectionLeft(SessionID(change.name))
         }]
@@ -196,6 +211,7 @@ public final class Arbiter: Sendable {
         adoptForeignVolumes()
         ArbiterExit.add(self)
         askScreenSaversWhetherLocked()
+        askForKeyDaemon()
     }
 
     /// Stops serving: removes the object and the subscriptions.
@@ -209,6 +225,7 @@ public final class Arbiter: Sendable {
             return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher)
         }
         watcher?.close()
+        withdrawKeyCatcher()
         object?.unexport()
         subscriptions.forEach { $0.cancel() }
         timers.values.forEach { clock.cancel($0, on: connection) }

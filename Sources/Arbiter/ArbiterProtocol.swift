@@ -72,6 +72,10 @@ public enum ArbiterProtocol {
         case target = "Target"
         /// `b`: whether the screen is locked.
         case screenLocked = "ScreenLocked"
+        /// `s`: where the desktop's media keys go, "" when the arbiter knows no key daemon
+        /// (on GNOME: to the target through the arbiter, or to a playing player that
+        /// gsd-media-keys keeps until it stops).
+        case desktopKeys = "DesktopKeys"
     }
 
     /// The keys of `Register`'s `state` dictionary, each with the one type its variant holds.

@@ -92,7 +92,10 @@ struct Status: AsyncParsableCommand {
         discussion: """
             The first line names the arbiter: its unique name on the bus and the process \
             that serves it (an Earshot process hosting it, or earshot daemon), whether the \
-            screen is locked, and the remote-control target.
+            screen is locked, and the remote-control target. On GNOME (gsd-media-keys \
+            running) a line says where the desktop's media keys go: to the target (the \
+            arbiter takes them and sends each there), or to a playing player that \
+            gsd-media-keys keeps until it stops (the arbiter cannot move them before).
 
             OUTPUT is what a session's players play through: the sound server and its \
             version (pulseaudio-16.1, or pipewire-0.3.65 for PipeWire through \
@@ -152,6 +155,7 @@ struct Status: AsyncParsableCommand {
         // process says who hosts it.
         let process = (try? await connection.processID(of: owner)).map { " (process \($0))" } ?? ""
         say("arbiter \(owner)\(process)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
+        if let keys = all[ArbiterProtocol.Property.desktopKeys.rawValue]?.string, !keys.isEmpty { say("desktop keys: \(keys)") }
         say("SESSION   APP               CATEGORY        OPTIONS         OUTPUT            STATE")
         for session in sessions {
             var state: [String] = []

@@ -182,10 +182,14 @@ public final class MPRISPlayer: Sendable {
     /// last ones emitted, and opens a coalescing interval when it emitted any. Runs on the
     /// flush queue.
     private func flush() {
+        // Before the snapshots: a change made while they are taken schedules a flush of its
+        // own. (Cleared after them, it found this flush still scheduled, and this flush's
+        // snapshots without it: the change waited for the next one, a Playing read as Paused
+        // for seconds.)
+        state.withLock { $0.flushScheduled = false }
         let root = rootSnapshot()
         let player = playerSnapshot()
         let (object, diffs) = state.withLock { s -> (DBusExportedObject?, [(String, [String: DBusValue])]) in
-            s.flushScheduled = false
             var diffs: [(String, [String: DBusValue])] = []
             for (interface, snapshot) in [(MPRISPlayer.rootInterface, root), (MPRISPlayer.playerInterface, player)] {
                 let previous = s.lastEmitted[interface] ?? [:]

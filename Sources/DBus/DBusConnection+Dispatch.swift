@@ -3,6 +3,10 @@
 extension DBusConnection {
     /// Builds the reply (or error reply) for a method call; runs on the bus thread.
     func dispatch(_ message: DBusMessage) -> DBusMessage? {
+        if let forwarder = registry.withLock({ $0.forwarders[ObjectPath(unchecked: message.path ?? "/")] }) {
+            forwarder(message)
+            return nil  // the forwarder replies (DBusConnection+Forwarding)
+        }
         do {
             return try message.makeReply(try invoke(message))
         } catch where error.name == DBusMethodCall.replyLaterName {
@@ -18,7 +22,7 @@ extension DBusConnection {
         let pathText = message.path ?? "/"
         let path = ObjectPath(unchecked: pathText)
         let (interfaces, children) = registry.withLock { state in
-            (state.objects[path], DBusConnection.childNodes(of: path, in: state.objects.keys))
+            (state.objects[path], DBusConnection.childNodes(of: path, in: Array(state.objects.keys) + Array(state.forwarders.keys)))
         }
         let call = DBusMethodCall(arguments: try message.arguments(), sender: message.sender, message: message)
 

@@ -17,10 +17,14 @@ public final class DBusConnection: Sendable {
     }
 
     let loop: BusLoop
+    /// The bus this connection was made to, for another connection to the same bus.
+    public let bus: Bus
     let registry = Mutex(Registry())
 
     struct Registry {
         var objects: [ObjectPath: [DBusInterface]] = [:]
+        /// Paths whose method calls go, whole, to a handler (DBusConnection+Forwarding).
+        var forwarders: [ObjectPath: @Sendable (DBusMessage) -> Void] = [:]
         var subscriptions: [UInt64: (rule: MatchRule, handler: @Sendable (DBusMessage) -> Void)] = [:]
         var nextSubscription: UInt64 = 1
         var disconnectHandlers: [@Sendable () -> Void] = []
@@ -35,6 +39,7 @@ public final class DBusConnection: Sendable {
     /// - Throws: ``DBusError`` with libdbus's error name when the bus cannot be reached,
     ///   for example `org.freedesktop.DBus.Error.FileNotFound` for a missing socket.
     public init(_ bus: Bus = .session) throws(DBusError) {
+        self.bus = bus
         switch bus {
         case .session: loop = try BusLoop(address: nil)
         case .address(let address): loop = try BusLoop(address: address)
@@ -120,7 +125,7 @@ public final class DBusConnection: Sendable {
     }
 
     /// Sends `message` and calls `onReply` once with its reply; on the bus thread only.
-    private static func sendWithReply(_ message: DBusMessage, on loop: BusLoop, millis: Int32,
+    static func sendWithReply(_ message: DBusMessage, on loop: BusLoop, millis: Int32,
                                       _ onReply: @escaping (Result<DBusMessage, DBusError>) -> Void) {
         var pending: OpaquePointer?
         guard dbus_connection_send_with_reply(loop.connection, message.raw, &pending, millis) != 0, let pending else {

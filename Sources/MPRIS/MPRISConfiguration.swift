@@ -32,7 +32,13 @@ public struct MPRISConfiguration: Sendable {
     /// The shared name every process of the app queues for.
     public var sharedBusName: String { "org.mpris.MediaPlayer2.\(appName)" }
 
-    /// The name this player requests.
+    /// The last-sound-wins stack of the app's processes: each queues for it, and takes it
+    /// when it sounds; its owner is the app's target. Desktops never see it: the entry they
+    /// show, ``sharedBusName``, stays with one process and relays to this name's owner
+    /// (``MPRISPresence``).
+    public var targetBusName: String { "org.earshot.MPRISTarget.\(appName)" }
+
+    /// The name desktops see this player under.
     public var busName: String {
         instanceID.map { "\(sharedBusName).instance\($0)" } ?? sharedBusName
     }

@@ -102,18 +102,49 @@ public final class MPRISPlayer: Sendable {
 
     deinit { unpublish() }
 
-    /// The bus name this player owns or queues for.
+    /// The bus name desktops see this player under: the app's shared entry, or its own
+    /// instance name.
     public var busName: String { configuration.busName }
 
-    /// Requests the bus name. The shared app name is requested with `ALLOW_REPLACEMENT`,
-    /// so the app's processes form a queue; an instance name is this process's alone.
+    /// The name this process queues for and claims: the app's last-sound-wins stack
+    /// (``MPRISConfiguration/targetBusName``), or the instance name.
+    public var claimedBusName: String { configuration.instanceID == nil ? configuration.targetBusName : busName }
+
+    /// The app's entry held or queued for by this process (shared names only).
+    let presence = Mutex<MPRISPresence?>(nil)
+
+    /// Requests the bus names. With the shared app name, the process queues for the app's
+    /// last-sound-wins stack (``MPRISConfiguration/targetBusName``, `ALLOW_REPLACEMENT`, so
+    /// that ``claimName()`` can take it) and, on a connection of its own, for the app's
+    /// entry `org.mpris.MediaPlayer2.<app>` (``MPRISPresence``): whichever process holds
+    /// the entry relays it to the stack's owner. An instance name is this process's alone.
+    ///
+    /// - Returns: the answer for the stack (or the instance name): `primaryOwner` when no
+    ///   other process of the app was there first, `inQueue` behind one.
     @discardableResult
     public func publish() async throws(DBusError) -> NameRequestReply {
-        try await connection.requestName(busName, flags: configuration.instanceID == nil ? [.allowReplacement] : [.doNotQueue])
+        guard configuration.instanceID == nil else {
+            return try await connection.requestName(busName, flags: [.doNotQueue])
+        }
+        let reply = try await connection.requestName(claimedBusName, flags: [.allowReplacement])
+        if presence.withLock({ $0 == nil }) {
+            let entry = try await MPRISPresence(bus: connection.bus, configuration: configuration)
+            let previous = presence.withLock { p -> MPRISPresence? in
+                defer { p = p ?? entry }
+                return p
+            }
+            if previous != nil { entry.close() }
+        }
+        return reply
     }
 
-    /// Takes the shared name from its current owner (`REPLACE_EXISTING`), leaving that
-    /// owner first in the queue: the “last sound wins” hook.
+    /// Whether this process holds the app's entry `org.mpris.MediaPlayer2.<app>` (and
+    /// relays it to the app's target), false for an instance name.
+    public var holdsAppEntry: Bool { presence.withLock { $0 }?.isHolding ?? false }
+
+    /// Takes the app's last-sound-wins stack from its current owner (`REPLACE_EXISTING`),
+    /// leaving that owner first in the queue: the “last sound wins” hook. The app's entry
+    /// does not move; it relays to this process from now on.
     @discardableResult
     public func claimName() async throws(DBusError) -> NameRequestReply {
         try NameRequestReply(try await connection.call(try claimNameRequest()))
@@ -123,7 +154,7 @@ public final class MPRISPlayer: Sendable {
     /// player's connection (``DBusConnection/calls(_:timeout:)``) so that they need one
     /// round trip, not one each.
     public func claimNameRequest() throws(DBusError) -> DBusMessage {
-        try .requestName(busName, flags: [.allowReplacement, .replaceExisting])
+        try .requestName(claimedBusName, flags: [.allowReplacement, .replaceExisting])
     }
 
     /// Carries out and answers the calls already handed to the command queue (waiting at
@@ -144,9 +175,15 @@ public final class MPRISPlayer: Sendable {
             }
             return s.object
         }
-        guard let object else { return }
+        let entry = presence.withLock { p -> MPRISPresence? in
+            defer { p = nil }
+            return p
+        }
+        guard let object else { entry?.close(); return }
         object.unexport()
-        try? connection.releaseNameWithoutReply(busName)
+        try? connection.releaseNameWithoutReply(claimedBusName)
+        entry?.drain(from: connection.uniqueName)
+        entry?.close()
     }
 
     // MARK: Change propagation

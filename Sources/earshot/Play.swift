@@ -137,8 +137,9 @@ struct Play: AsyncParsableCommand {
         // Exec only prints the version (packaging/earshot.desktop).
 
         // The audio session: the arbiter decides interruptions and ducking across
-        // processes; MPRIS goes on the session's connection so that one bus name is both
-        // the arbiter's target and the MPRIS owner.
+        // processes; MPRIS goes on the session's connection so that one connection is both
+        // the arbiter's session and the app's target (it claims the app's last-sound-wins
+        // name there, in order with its sound reports; the app's MPRIS entry relays to it).
         let session = AudioSession(appName: name, bus: busOptions.bus)
         if ProcessInfo.processInfo.environment["EARSHOT_TRACE"] == "1" {
             AudioSession.trace.withLock { $0 = { event in say("trace \(wallClockNow().fixed(6)) \(event)") } }

@@ -50,7 +50,7 @@ struct Publish: AsyncParsableCommand {
     @Flag(help: "Own org.mpris.MediaPlayer2.NAME.instancePID alone instead of sharing NAME with other processes.")
     var instance = false
 
-    @Flag(help: "Take the shared name from its current owner (REPLACE_EXISTING), as a process does when it starts making sound.")
+    @Flag(help: "Become the app's target at once: take its last-sound-wins name, org.earshot.MPRISTarget.NAME, from its current owner (REPLACE_EXISTING), as a process does when it starts making sound. The app's MPRIS entry then relays to this process.")
     var claim = false
 
     @Flag(help: "Start paused instead of playing.")
@@ -103,7 +103,8 @@ struct Publish: AsyncParsableCommand {
             connection = try DBusConnection(busOptions.bus)
             mpris = try MPRISPlayer(connection: connection, configuration: configuration,
                                     commandCenter: commands, nowPlayingInfoCenter: nowPlaying)
-            let reply = claim ? try await mpris.claimName() : try await mpris.publish()
+            var reply = try await mpris.publish()
+            if claim { reply = try await mpris.claimName() }
             say("published \(mpris.busName) as \(connection.uniqueName) (\(reply == .inQueue ? "queued behind its owner" : "owner"))")
         } catch {
             note("earshot publish: \(error)")

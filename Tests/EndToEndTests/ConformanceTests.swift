@@ -168,34 +168,33 @@ struct ConformanceTests {
         #expect(changes.last?.changed.keys.sorted() == ["Shuffle"], "\(changes)")
     }
 
-    @Test("a burst of changes: the first PropertiesChanged at once, the rest of the burst in one more")
+    @Test("a burst of changes arrives in one PropertiesChanged")
     func burstIsCoalesced() async throws {
         let publisher = try await Publisher()
         let signals = try await publisher.recordSignals()
+        // A change that goes out at once and opens the 100 ms window the burst lands in. (The
+        // burst used to land in the window of a change the publisher made as it started; since
+        // publishing also joins the app's MPRIS entry, a few round trips more, that window can
+        // be over before the test gets here, and the burst's first change then goes out at once,
+        // as the first change after a quiet interval should.)
+        try await publisher.set("Rate", .double(1.5))
+        let opener = try await signals.waitForChange("Rate", .double(1.5))
         // Sent together, so that they arrive well within the 100 ms window even on a busy machine.
         async let next = publisher.call("Next")
         async let volume: Void = publisher.set("Volume", .double(0.25))
         async let loop: Void = publisher.set("LoopStatus", .string("Playlist"))
         _ = try await (next, volume, loop)
-        _ = try await signals.waitForChange("Metadata")
-        _ = try await signals.waitForChange("Volume", .double(0.25))
-        _ = try await signals.waitForChange("LoopStatus", .string("Playlist"))
-        let burst = signals.allChanges
-        // The first change goes out as it comes (a client that caches the state sees it at
-        // once); whatever follows within the 100 ms window goes out together at its end.
-        #expect(burst.count <= 2, "\(burst)")
-        if burst.count == 2 {
-            #expect(burst[1].received - burst[0].received >= .milliseconds(95), "the second did not wait for the window: \(burst)")
-        }
-        let merged = burst.reduce(into: [String: DBusValue]()) { $0.merge($1.changed) { $1 } }
-        #expect(merged["Volume"] == .double(0.25))
-        #expect(merged["LoopStatus"] == .string("Playlist"))
-        #expect(merged["CanGoPrevious"] == .boolean(true))
-        #expect(merged["Metadata"]?.stringKeyedDictionary?["xesam:title"] == .string("Two"))
+        let change = try await signals.waitForChange("Metadata")
+        // The window ends 100 ms after the opener was sent, which reached this a little later.
+        #expect(change.received - opener.received >= .milliseconds(90), "PropertiesChanged did not wait for the 100 ms window")
+        #expect(change.changed["Volume"] == .double(0.25))
+        #expect(change.changed["LoopStatus"] == .string("Playlist"))
+        #expect(change.changed["CanGoPrevious"] == .boolean(true))
+        #expect(change.changed["Metadata"]?.stringKeyedDictionary?["xesam:title"] == .string("Two"))
         // Then a later change, to be sure nothing of the burst trailed behind.
         try await publisher.set("Shuffle", .boolean(true))
         try await signals.waitForChange("Shuffle", .boolean(true))
-        #expect(signals.allChanges.count == burst.count + 1, "\(signals.allChanges)")
+        #expect(signals.allChanges.count == 3, "\(signals.allChanges)")
     }
 }
 

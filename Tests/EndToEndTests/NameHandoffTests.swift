@@ -3,8 +3,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Several `earshot publish` processes of one app: the shared name's queue, --claim,
-/// hand-back when the owner dies, and --instance names.
+/// Several `earshot publish` processes of one app: the last-sound-wins stack's queue
+/// (`org.earshot.MPRISTarget.<app>`), --claim, hand-back when the owner dies, and --instance
+/// names. The app's MPRIS entry stays with the first process throughout and relays to the
+/// stack's owner (docs/mpris-presence.md).
 @Suite("two processes and the shared name")
 struct NameHandoffTests {
     @Test("--claim takes the shared name; when the claimer is killed the name returns to the first process")
@@ -14,9 +16,12 @@ struct NameHandoffTests {
         let b = try await Publisher(app: "shared", ["--claim"], on: a.bus)
         #expect(b.startedAsOwner)
         #expect(a.busName == "org.mpris.MediaPlayer2.shared" && b.busName == a.busName)
+        let stack = "org.earshot.MPRISTarget.shared"
+        let entry = try #require(try await a.client.nameOwner(a.busName))
+        #expect(try await a.client.processID(of: entry) == Int64(a.process.pid), "the first process holds the entry")
 
-        #expect(try await a.client.nameOwner(a.busName) == b.uniqueName)
-        #expect(try await a.client.nameQueue(a.busName) == [b.uniqueName, a.uniqueName])
+        #expect(try await a.client.nameOwner(stack) == b.uniqueName)
+        #expect(try await a.client.nameQueue(stack) == [b.uniqueName, a.uniqueName])
 
         try await b.playerctlOutput("play-pause")
         try await b.waitForLine("play-pause")
@@ -24,9 +29,10 @@ struct NameHandoffTests {
 
         b.process.kill(SIGKILL)
         try await eventually("the name to return to the first process") {
-            try await a.client.nameOwner(a.busName) == a.uniqueName
+            try await a.client.nameOwner(stack) == a.uniqueName
         }
-        #expect(try await a.client.nameQueue(a.busName) == [a.uniqueName])
+        #expect(try await a.client.nameQueue(stack) == [a.uniqueName])
+        #expect(try await a.client.nameOwner(a.busName) == entry, "the entry never moved")
         try await a.playerctlOutput("play-pause")
         try await a.waitForLine("play-pause")
         #expect(b.commands == ["play-pause"])
@@ -39,7 +45,9 @@ struct NameHandoffTests {
         #expect(a.startedAsOwner)
         #expect(!b.startedAsOwner)
         #expect(b.process.stdout.hasPrefix("published org.mpris.MediaPlayer2.queued as \(b.uniqueName) (queued behind its owner)\n"))
-        #expect(try await a.client.nameQueue(a.busName) == [a.uniqueName, b.uniqueName])
+        let stack = "org.earshot.MPRISTarget.queued"
+        #expect(try await a.client.nameQueue(stack) == [a.uniqueName, b.uniqueName])
+        #expect(try await a.client.nameQueue(a.busName).count == 2, "each process queues for the entry too")
 
         try await a.playerctlOutput("next")
         try await a.waitForLine("next -> 2/3 Two")
@@ -49,8 +57,10 @@ struct NameHandoffTests {
         a.process.kill(SIGTERM)
         #expect(try await a.process.wait(timeout: 5) == 0)
         try await eventually("the queued process to own the name") {
-            try await b.client.nameOwner(b.busName) == b.uniqueName
+            try await b.client.nameOwner(stack) == b.uniqueName
         }
+        let entry = try #require(try await b.client.nameOwner(b.busName))
+        #expect(try await b.client.processID(of: entry) == Int64(b.process.pid), "the entry passed to the remaining process")
         try await b.playerctlOutput("next")
         try await b.waitForLine("next -> 2/3 Two")
     }

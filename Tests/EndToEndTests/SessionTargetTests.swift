@@ -3,8 +3,9 @@ import Foundation
 import Testing
 import TestSupport
 
-/// “Last sound wins”: the shared MPRIS name of one app follows the process that last
-/// produced sound, and `earshot remote` reaches the arbiter's target.
+/// “Last sound wins”: the app's last-sound-wins name (`org.earshot.MPRISTarget.<app>`)
+/// follows the process that last produced sound, the app's MPRIS entry relays to it without
+/// moving, and `earshot remote` reaches the arbiter's target.
 @Suite("audio sessions across processes: the remote-control target")
 struct SessionTargetTests {
     @Test("two processes of one app: the last to sound owns the MPRIS name and gets the commands; killed, the name and the sound return to the other")
@@ -12,11 +13,14 @@ struct SessionTargetTests {
         let world = try await SessionWorld(keepAwake: false)
         let capture = try await world.capture()
         let mpris = "org.mpris.MediaPlayer2.same"
+        let stack = "org.earshot.MPRISTarget.same"
 
         let a = try world.play("same", side: .left)
         try await a.waitUntilPlaying()
         let aID = try await a.uniqueName()
-        try await sessionPoll("A to own \(mpris)") { try await world.client.nameOwner(mpris) == aID }
+        try await sessionPoll("A to own \(stack)") { try await world.client.nameOwner(stack) == aID }
+        let entry = try #require(try await world.client.nameOwner(mpris))
+        #expect(try await world.client.processID(of: entry) == Int64(a.process.pid), "A holds the MPRIS entry")
 
         let b = try world.play("same", side: .right)
         try await b.waitUntilPlaying()
@@ -24,8 +28,9 @@ struct SessionTargetTests {
         try await a.waitForLine("session: interrupted (sessionActivated(\(bID)))")
 
         // The bus's queue is the most-recently-sounded stack.
-        try await sessionPoll("B to own \(mpris)") { try await world.client.nameOwner(mpris) == bID }
-        #expect(try await world.client.nameQueue(mpris) == [bID, aID])
+        try await sessionPoll("B to own \(stack)") { try await world.client.nameOwner(stack) == bID }
+        #expect(try await world.client.nameQueue(stack) == [bID, aID])
+        #expect(try await world.client.nameOwner(mpris) == entry, "the MPRIS entry did not move")
         let status = try await world.status()
         #expect(status.target == bID, "\(status)")
         #expect(status.row(bID)?.state == ["target", "active", "playing"], "\(status)")
@@ -36,7 +41,7 @@ struct SessionTargetTests {
         #expect(abs(audio.level(.right, audio.tail(0.3)) + 12) < 1, "B sounds")
         #expect(audio.peak(.left, audio.tail(0.3)) < -60, "A is silent while interrupted")
 
-        // playerctl reaches B, the owner of the name: B pauses, and A stays silent.
+        // playerctl reaches B, the target (through the entry A holds): B pauses, and A stays silent.
         let pause = try await world.playerctl("-p", "same", "play-pause")
         #expect(pause.status == 0, "\(pause.stderr)")
         try await b.waitForSession("silent") { !$0.producingSound }
@@ -60,8 +65,9 @@ struct SessionTargetTests {
         // B dies: the bus hands the name back to A; the arbiter ends A's interruption.
         let killed = ContinuousClock.now
         b.kill()
-        try await sessionPoll("the name to return to A") { try await world.client.nameOwner(mpris) == aID }
-        #expect(try await world.client.nameQueue(mpris) == [aID])
+        try await sessionPoll("the name to return to A") { try await world.client.nameOwner(stack) == aID }
+        #expect(try await world.client.nameQueue(stack) == [aID])
+        #expect(try await world.client.nameOwner(mpris) == entry, "the MPRIS entry did not move")
         try await a.waitForLine("session: interruption ended, resuming")
         try await a.waitUntilPlaying()
         try await a.waitForSession("the target") { $0.target }

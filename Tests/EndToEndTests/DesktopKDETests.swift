@@ -1,0 +1,252 @@
+import DBus
+import Foundation
+import Testing
+import TestSupport
+
+/// KDE Plasma 5.27's media keys, headless: Xvfb, kglobalaccel5 and the Media Player applet
+/// alone (`plasmawindowed org.kde.plasma.mediacontroller`), on the world's private bus and
+/// sound server. Keys are pressed both ways a user's reach the applet: kglobalaccel's
+/// `invokeShortcut` on component `mediacontrol`, and a real X key event (xdotool). Where a
+/// key went is read from the players themselves (each process's `PlaybackStatus` at its own
+/// connection, mpv's at its name): the one whose status flips got it.
+///
+/// Issue 32 item 2: Plasma deletes its multiplexer when its player list empties, and an
+/// owner change of an MPRIS name empties it for an instant when that name is the only
+/// player; the keys then stay dead until plasmashell restarts. These tests press a key
+/// after each step, after the handovers that used to kill them (docs/mpris-presence.md).
+@Suite("the desktop: KDE Plasma's media keys", .enabled(if: KDEDesktop.available, "needs Xvfb, kglobalaccel5, plasmawindowed, xdotool"))
+struct DesktopKDETests {
+    @Test("one Earshot process: both kinds of key reach it")
+    func oneProcess() async throws {
+        let world = try await SessionWorld()
+        let kde = try await KDEDesktop(world)
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        let players = try await KDEPlayers(world, [("A", a)])
+        try await kde.waitForPlayer()
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["A"])
+        #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["A"])
+    }
+
+    @Test("two Earshot processes and mpv in turn, killed one by one: the key goes to the last sounder after each step")
+    func twoProcessesAndMpv() async throws {
+        let world = try await SessionWorld()
+        let kde = try await KDEDesktop(world)
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        var players = try await KDEPlayers(world, [("A", a)])
+        try await kde.waitForPlayer()
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["A"], "A alone")
+        #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["A"], "A alone, X key")
+
+        // B sounds: the target moves to B, the entry stays with A (this killed the keys).
+        let b = try world.play("earshot", side: .right, duration: 120)
+        try await b.waitUntilPlaying()
+        players = try await KDEPlayers(world, [("A", a), ("B", b)])
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["B"], "B sounded last")
+        #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["B"], "B sounded last, X key")
+
+        // mpv sounds: it is another app; Plasma's own rule (a Playing player takes over
+        // from one that is not) decides, and B, interrupted by it, is not Playing.
+        let mpv = try await world.mpv()
+        players.add("mpv", mpv)
+        let withMpv = players
+        try await sessionPoll("B to be interrupted by mpv", timeout: 5) { try await withMpv.status("B") != "Playing" }
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["mpv"], "mpv sounded last")
+
+        // mpv killed: B (the app's target) gets the keys back.
+        mpv.child.kill(SIGKILL)
+        players.remove("mpv")
+        try await kde.waitForPlayer()
+        #expect(try await kde.press(.invoke("playpausemedia"), players).contains("B"), "mpv gone: B sounded last")
+        try await players.makePlaying("B")
+
+        // B killed: the target returns to A through the entry A holds (no owner change).
+        b.kill()
+        players.remove("B")
+        try await a.waitForLine("session: interruption ended, resuming", timeout: 8)
+        try await a.waitUntilPlaying()
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["A"], "B gone: A sounded last")
+        #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["A"], "B gone: A, X key")
+    }
+
+    @Test("the entry's holder killed while mpv plays: the entry passes to B and the keys live on")
+    func holderKilledBesideAnotherPlayer() async throws {
+        let world = try await SessionWorld()
+        let kde = try await KDEDesktop(world)
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        let b = try world.play("earshot", side: .right, duration: 120)
+        try await b.waitUntilPlaying()
+        let mpv = try await world.mpv()
+        var players = try await KDEPlayers(world, [("A", a), ("B", b)])
+        players.add("mpv", mpv)
+        try await kde.waitForPlayer()
+        a.kill()
+        players.remove("A")
+        try await settle(1)
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["mpv"], "mpv sounded last")
+        mpv.child.kill(SIGKILL)
+        players.remove("mpv")
+        try await kde.waitForPlayer()
+        #expect(try await kde.press(.invoke("playpausemedia"), players).contains("B"), "the keys live: B")
+    }
+
+    /// What the design does not cover (docs/mpris-presence.md, "What still moves the
+    /// entry"): the entry's holder is the app's oldest process; when it dies while a newer
+    /// one lives and no other player is on the bus, Plasma sees the entry go offline and
+    /// come back, and its keys die. Recorded as a known issue, so that a fix shows.
+    @Test("the entry's holder killed with no other player on the bus (Plasma's multiplexer bug still meets this)")
+    func holderKilledAlone() async throws {
+        let world = try await SessionWorld()
+        let kde = try await KDEDesktop(world)
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        let b = try world.play("earshot", side: .right, duration: 120)
+        try await b.waitUntilPlaying()
+        let players = try await KDEPlayers(world, [("B", b)])
+        try await kde.waitForPlayer()
+        a.kill()
+        try await settle(1)
+        let went = try await kde.press(.invoke("playpausemedia"), players)
+        withKnownIssue("Plasma 5.27 deletes its multiplexer when the only entry changes owner") {
+            #expect(went == ["B"])
+        }
+    }
+}
+
+/// The players a test follows, by label: Earshot processes (read at their own connection,
+/// not through the app's entry) and mpv.
+struct KDEPlayers: Sendable {
+    private var readers: [(String, @Sendable () async throws -> String?)] = []
+    private let world: SessionWorld
+
+    init(_ world: SessionWorld, _ players: [(String, SessionPlayer)]) async throws {
+        self.world = world
+        for (label, player) in players {
+            let name = try await player.uniqueName()
+            readers.append((label, { [world] in
+                try await world.client.call(destination: name, path: "/org/mpris/MediaPlayer2", interface: StandardInterface.properties,
+                                            method: "Get", [.string("org.mpris.MediaPlayer2.Player"), .string("PlaybackStatus")]).first?.unwrapped.string
+            }))
+        }
+    }
+
+    mutating func add(_ label: String, _ mpv: ForeignPlayerProcess) { readers.append((label, { try await mpv.status() })) }
+    mutating func remove(_ label: String) { readers.removeAll { $0.0 == label } }
+
+    func status(_ label: String) async throws -> String? { try await readers.first { $0.0 == label }?.1() }
+
+    func statuses() async -> [String: String] {
+        var result: [String: String] = [:]
+        for (label, read) in readers { result[label] = (try? await read()) ?? "?" }
+        return result
+    }
+
+    /// Makes `label` Playing again (over the bus, at its own connection or name) after a key paused it.
+    func makePlaying(_ label: String) async throws {
+        guard try await status(label) != "Playing" else { return }
+        _ = try await world.playerctl("--player", "earshot", "play")
+        try await sessionPoll("\(label) to play", timeout: 5) { try await self.status(label) == "Playing" }
+    }
+}
+
+/// Xvfb, kglobalaccel5 and the Media Player applet on a world's bus, with a home of their own.
+final class KDEDesktop: Sendable {
+    enum Key: Sendable {
+        /// kglobalaccel's `invokeShortcut` on component `mediacontrol`.
+        case invoke(String)
+        /// A real key event through the X server (xdotool).
+        case x(String)
+    }
+
+    static let available: Bool = ["Xvfb", "kglobalaccel5", "plasmawindowed", "xdotool"].allSatisfy { tool in
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+        }
+    }
+
+    let world: SessionWorld
+    let environment: [String: String]
+    private let children: [Child]
+    private let home: String
+
+    init(_ world: SessionWorld) async throws {
+        self.world = world
+        home = NSTemporaryDirectory() + "earshot-kde-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        // Xvfb picks a free display itself and writes its number (-displayfd): tests run side by side.
+        let xvfb = try Child("Xvfb", ["-displayfd", "1", "-screen", "0", "1024x768x24", "-nolisten", "tcp"])
+        var children = [xvfb]
+        do {
+            try await eventually("Xvfb to say its display", timeout: 10) { xvfb.stdout.contains("\n") }
+            let display = ":" + xvfb.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            var environment = world.environment
+            environment["DISPLAY"] = display
+            environment["QT_QPA_PLATFORM"] = "xcb"
+            // Its own home: kglobalaccel5 keeps its shortcuts in ~/.config/kglobalshortcutsrc.
+            environment["HOME"] = home
+            environment["XDG_CONFIG_HOME"] = home + "/.config"
+            environment["XDG_DATA_HOME"] = home + "/.local/share"
+            environment["XDG_CACHE_HOME"] = home + "/.cache"
+            // The mpris2 engine says which player its multiplexer chose, for a failure to show.
+            environment["QT_LOGGING_RULES"] = "kde.dataengine.mpris.debug=true"
+            self.environment = environment
+            children.append(try Child("kglobalaccel5", [], environment: environment))
+            let client = world.client
+            try await eventually("kglobalaccel5 on the bus", timeout: 15) { try await client.nameOwner("org.kde.kglobalaccel") != nil }
+            children.append(try Child("plasmawindowed", ["org.kde.plasma.mediacontroller"], environment: environment))
+            // The applet registers the media keys with kglobalaccel when it loads.
+            try await eventually("the applet's media keys", timeout: 30) {
+                let names = try? await client.call(destination: "org.kde.kglobalaccel", path: "/component/mediacontrol",
+                                                   interface: "org.kde.kglobalaccel.Component", method: "shortcutNames").first?.stringArray
+                return names?.contains("playpausemedia") == true
+            }
+            self.children = children
+        } catch {
+            for child in children { child.kill(SIGKILL) }
+            throw error
+        }
+    }
+
+    deinit {
+        for child in children.reversed() { child.kill(SIGKILL) }
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    /// The applet's log (the mpris2 engine's choices), for failures.
+    var appletLog: String { children.count > 2 ? children[2].stderr.split(separator: "\n").suffix(25).joined(separator: "\n") : "" }
+
+    /// Waits until the engine has taken in the players (it reads a new one's properties
+    /// asynchronously after its name appears; a key pressed before that acts on the old
+    /// choice).
+    func waitForPlayer() async throws { try await settle(1.5) }
+
+    /// Presses `key` and returns the labels of the players whose status changed within 3 s
+    /// (empty: the key reached no one).
+    func press(_ key: Key, _ players: KDEPlayers) async throws -> Set<String> {
+        let before = await players.statuses()
+        switch key {
+        case .invoke(let shortcut):
+            _ = try await world.client.call(destination: "org.kde.kglobalaccel", path: "/component/mediacontrol",
+                                            interface: "org.kde.kglobalaccel.Component", method: "invokeShortcut", [.string(shortcut)])
+        case .x(let keysym):
+            let result = try await run("xdotool", ["key", keysym], environment: environment, timeout: 5)
+            #expect(result.status == 0, "xdotool: \(result.stderr)")
+        }
+        let deadline = ContinuousClock.now + .seconds(3)
+        var after = before
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            after = await players.statuses()
+            if after != before { break }
+        }
+        try await settle(0.3)
+        after = await players.statuses()
+        let changed = Set(after.keys.filter { after[$0] != before[$0] })
+        if changed.isEmpty { print("DesktopKDETests: \(key) reached no player (\(before)); the applet said:\n\(appletLog)") }
+        // Let the engine see the new status before the next key (it picks Play or Pause by it).
+        try await settle(0.4)
+        return changed
+    }
+}

@@ -1,5 +1,6 @@
 import DBus
 import Dispatch
+import Glibc
 import Synchronization
 
 /// The app's one entry on MPRIS, `org.mpris.MediaPlayer2.<app>`, which stays with one
@@ -29,6 +30,9 @@ import Synchronization
 ///   sees one player whose state changes: one widget entry per app, last sound wins.
 /// - Signals of a process that is not the target are not relayed; a presence that does
 ///   not hold the entry relays nothing.
+/// - A holder that leaves cleanly while another process is queued bridges the hand-over
+///   (``handOver()``), so that a desktop never finds the app without a player. A holder
+///   that is killed cannot: then Plasma sees the entry go offline and come back.
 /// - Nothing here blocks the bus thread: the target's replies come back as callbacks.
 public final class MPRISPresence: Sendable {
     /// The connection the entry is requested on (not the player's).
@@ -98,8 +102,13 @@ public final class MPRISPresence: Sendable {
         _ = try await connection.requestName(entryName)
     }
 
-    /// Stops relaying, leaves the entry's queue and closes the connection.
+    /// The name the holder bridges a hand-over with (``handOver()``).
+    var bridgeName: String { entryName + ".handover" }
+
+    /// Stops relaying, leaves the entry's queue and closes the connection. A holder with
+    /// other processes queued hands the entry over first (``handOver()``).
     public func close() {
+        if state.withLock({ $0.holding && !$0.closed }) { handOver() }
         let subscriptions = state.withLock { s -> [SignalSubscription] in
             guard !s.closed else { return [] }
             s.closed = true
@@ -123,6 +132,41 @@ public final class MPRISPresence: Sendable {
         let done = DispatchSemaphore(value: 0)
         connection.send(ping, timeout: timeout) { _ in done.signal() }
         _ = done.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.wholeNanoseconds)))
+    }
+
+    /// A clean hand-over of the entry to the next process in its queue, so that a desktop
+    /// never finds the app without a player: Plasma 5.27 reads the entry's owner change as
+    /// offline-then-online, and with no other player its keys would die. The holder first
+    /// takes `org.mpris.MediaPlayer2.<app>.handover` (the same forwarder answers it), lets
+    /// desktops read it, releases the entry (the bus gives it to the next process), lets
+    /// desktops read that, and only then goes (closing the connection drops the bridge).
+    /// About 1 s, only when the holder leaves while another process of the app lives; a
+    /// desktop shows the bridge as a second entry meanwhile. Blocks (not on this
+    /// connection's bus thread); a holder that is killed cannot do it.
+    func handOver() {
+        // Callbacks on this connection's bus thread, not tasks: a caller on a thread of the
+        // cooperative pool (an app's deinit) must not wait for a task that needs that pool.
+        let connection = self.connection
+        func call(_ method: String, _ arguments: [DBusValue]) -> DBusMessage? {
+            guard let message = try? DBusMessage.methodCall(destination: StandardInterface.bus, path: "/org/freedesktop/DBus",
+                                                            interface: StandardInterface.bus, method: method, arguments: arguments) else { return nil }
+            let reply = Mutex<DBusMessage?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            connection.send(message, timeout: .seconds(1)) { result in
+                reply.withLock { $0 = try? result.get() }
+                done.signal()
+            }
+            _ = done.wait(timeout: .now() + .seconds(1))
+            return reply.withLock { $0 }
+        }
+        guard let queue = try? call("ListQueuedOwners", [.string(entryName)])?.arguments().first?.stringArray, queue.count > 1,
+              let taken = call("RequestName", [.string(bridgeName), .uint32(NameRequestFlags.doNotQueue.rawValue)]),
+              (try? NameRequestReply(taken)) == .primaryOwner else { return }
+        // Plasma's engine reads a new name's properties (through the forwarder) before it
+        // counts it as a player; there is no sign of when it has, hence the waits.
+        usleep(400_000)
+        _ = call("ReleaseName", [.string(entryName)])
+        usleep(600_000)
     }
 
     /// Whether this process holds the app's entry now.

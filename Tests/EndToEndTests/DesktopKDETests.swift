@@ -92,6 +92,23 @@ struct DesktopKDETests {
         #expect(try await kde.press(.invoke("playpausemedia"), players).contains("B"), "the keys live: B")
     }
 
+    @Test("the entry's holder exits cleanly (SIGTERM) with no other player: it bridges the hand-over and the keys live on")
+    func holderExitsCleanlyAlone() async throws {
+        let world = try await SessionWorld()
+        let kde = try await KDEDesktop(world)
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        let b = try world.play("earshot", side: .right, duration: 120)
+        try await b.waitUntilPlaying()
+        let players = try await KDEPlayers(world, [("B", b)])
+        try await kde.waitForPlayer()
+        a.process.kill(SIGTERM)
+        _ = try await a.process.wait(timeout: 10)
+        try await kde.waitForPlayer()
+        #expect(try await kde.press(.invoke("playpausemedia"), players) == ["B"], "the keys live: B")
+        #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["B"], "the keys live: B, X key")
+    }
+
     /// What the design does not cover (docs/mpris-presence.md, "What still moves the
     /// entry"): the entry's holder is the app's oldest process; when it dies while a newer
     /// one lives and no other player is on the bus, Plasma sees the entry go offline and

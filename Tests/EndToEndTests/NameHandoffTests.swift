@@ -59,8 +59,10 @@ struct NameHandoffTests {
         try await eventually("the queued process to own the name") {
             try await b.client.nameOwner(stack) == b.uniqueName
         }
-        let entry = try #require(try await b.client.nameOwner(b.busName))
-        #expect(try await b.client.processID(of: entry) == Int64(b.process.pid), "the entry passed to the remaining process")
+        try await eventually("the entry to pass to the remaining process") {
+            guard let entry = try await b.client.nameOwner(b.busName) else { return false }
+            return try await b.client.processID(of: entry) == Int64(b.process.pid)
+        }
         try await b.playerctlOutput("next")
         try await b.waitForLine("next -> 2/3 Two")
     }

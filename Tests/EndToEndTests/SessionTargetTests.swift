@@ -19,6 +19,7 @@ struct SessionTargetTests {
         try await a.waitUntilPlaying()
         let aID = try await a.uniqueName()
         try await sessionPoll("A to own \(stack)") { try await world.client.nameOwner(stack) == aID }
+        try await sessionPoll("A to hold \(mpris)") { try await world.client.nameOwner(mpris) != nil }
         let entry = try #require(try await world.client.nameOwner(mpris))
         #expect(try await world.client.processID(of: entry) == Int64(a.process.pid), "A holds the MPRIS entry")
 

@@ -16,6 +16,16 @@ import TestSupport
 /// after each step, after the handovers that used to kill them (docs/mpris-presence.md).
 @Suite("the desktop: KDE Plasma's media keys", .enabled(if: KDEDesktop.available, "needs Xvfb, kglobalaccel5, plasmawindowed, xdotool"))
 struct DesktopKDETests {
+    /// Two `earshot play` processes of the app "earshot", A then B, both playing: A holds
+    /// the entry, B sounded last.
+    private func twoProcesses(_ world: SessionWorld) async throws -> (SessionPlayer, SessionPlayer) {
+        let a = try world.play("earshot", side: .left, duration: 120)
+        try await a.waitUntilPlaying()
+        let b = try world.play("earshot", side: .right, duration: 120)
+        try await b.waitUntilPlaying()
+        return (a, b)
+    }
+
     @Test("one Earshot process: both kinds of key reach it")
     func oneProcess() async throws {
         let world = try await SessionWorld()
@@ -74,10 +84,7 @@ struct DesktopKDETests {
     func holderKilledBesideAnotherPlayer() async throws {
         let world = try await SessionWorld()
         let kde = try await KDEDesktop(world)
-        let a = try world.play("earshot", side: .left, duration: 120)
-        try await a.waitUntilPlaying()
-        let b = try world.play("earshot", side: .right, duration: 120)
-        try await b.waitUntilPlaying()
+        let (a, b) = try await twoProcesses(world)
         let mpv = try await world.mpv()
         var players = try await KDEPlayers(world, [("A", a), ("B", b)])
         players.add("mpv", mpv)
@@ -96,10 +103,7 @@ struct DesktopKDETests {
     func holderExitsCleanlyAlone() async throws {
         let world = try await SessionWorld()
         let kde = try await KDEDesktop(world)
-        let a = try world.play("earshot", side: .left, duration: 120)
-        try await a.waitUntilPlaying()
-        let b = try world.play("earshot", side: .right, duration: 120)
-        try await b.waitUntilPlaying()
+        let (a, b) = try await twoProcesses(world)
         let players = try await KDEPlayers(world, [("B", b)])
         try await kde.waitForPlayer()
         a.process.kill(SIGTERM)
@@ -117,10 +121,7 @@ struct DesktopKDETests {
     func holderKilledAlone() async throws {
         let world = try await SessionWorld()
         let kde = try await KDEDesktop(world)
-        let a = try world.play("earshot", side: .left, duration: 120)
-        try await a.waitUntilPlaying()
-        let b = try world.play("earshot", side: .right, duration: 120)
-        try await b.waitUntilPlaying()
+        let (a, b) = try await twoProcesses(world)
         let players = try await KDEPlayers(world, [("B", b)])
         try await kde.waitForPlayer()
         a.kill()

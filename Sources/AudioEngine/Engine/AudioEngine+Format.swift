@@ -122,6 +122,8 @@ extension AudioEngine {
             if let long = longBufferFrames(rate: rate) {
                 // The server gives the sink (tlength − 2·minreq) / 2 and keeps the rest queued,
                 // where a flush drops it: a short sink share (8 ms) and two long requests.
+                // On pipewire-pulse the output asks for shorter requests, so that the share is
+                // PipeWire's default quantum (see `PulseOutput.pipeWireLongBufferRequest`).
                 let sinkShare = rate * 8 / 1000
                 let period = max(configuration.periodFrames, (long - 2 * sinkShare) / 2)
                 return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: 2 * period + 2 * sinkShare,

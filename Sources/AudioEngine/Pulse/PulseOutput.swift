@@ -71,6 +71,29 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         signals.underflows.add(1, ordering: .relaxed)
     }
 
+    /// PipeWire's default graph quantum (`default.clock.quantum`), in frames at 48 kHz.
+    static let pipeWireDefaultQuantum = 1024
+
+    /// The request size (`minreq`, and the start threshold) of a long buffer of
+    /// `bufferFrames` on pipewire-pulse: whatever leaves the sink's share, `(tlength −
+    /// 2·minreq) / 2`, at PipeWire's default quantum (1024 frames at 48 kHz, 21 ms).
+    ///
+    /// pipewire-pulse makes that share the stream's `node.latency`, and the graph runs at
+    /// the smallest latency any of its nodes asks. The engine's 8 ms share (see
+    /// `AudioEngine.outputRequest()`) asked 384 frames, and the whole graph, the sound card
+    /// and every other app's stream with it, ran in 256-frame cycles: four times the
+    /// graph's wakeups of its default, for a stream meant to save power. And a cycle is
+    /// the deadline of every client of the graph: on the harness's 2-core machine
+    /// pipewire-pulse missed a 5.3 ms cycle ("client too slow!" in PipeWire's log) in half
+    /// of the 4 s runs of a queue test, and the sink played 5–10 ms of silence in place of
+    /// what the stream had given it. At the default quantum the graph runs as it does
+    /// without Earshot; a flush (a pause) still leaves one cycle playing, 21 ms, within the
+    /// 30 ms every user action is to be heard in.
+    static func pipeWireLongBufferRequest(bufferFrames: Int, rate: Int) -> Int {
+        let share = pipeWireDefaultQuantum * rate / 48_000
+        return max(rate / 50, (bufferFrames - 2 * share) / 2)
+    }
+
     /// Bytes in a frame of the stream: stereo, 16-bit or Float32 (see ``sixteenBit``).
     let frameBytes: Int
     /// Whether the stream carries 16-bit samples: the default sink's format holds 16 bits
@@ -255,10 +278,13 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // the queue is the buffer less that period.
         let synced = request.blockSyncedRequests && bufferFrames > periodFrames
         let queueFrames = synced ? bufferFrames - periodFrames : bufferFrames
+        let onPipeWire = serverName.contains("PipeWire")
+        let requestFrames = request.longBuffer && onPipeWire && !synced
+            ? PulseOutput.pipeWireLongBufferRequest(bufferFrames: queueFrames, rate: sampleRate) : periodFrames
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32(queueFrames) * attributeFrameBytes,
-                                        prebuf: UInt32(periodFrames) * attributeFrameBytes, minreq: UInt32(periodFrames) * attributeFrameBytes,
+                                        prebuf: UInt32(requestFrames) * attributeFrameBytes, minreq: UInt32(requestFrames) * attributeFrameBytes,
                                         fragsize: UInt32.max)
-        let timingWithRequests = request.longBuffer && !serverName.contains("PipeWire")
+        let timingWithRequests = request.longBuffer && !onPipeWire
         let flags = pa_stream_flags_t(rawValue: PA_STREAM_INTERPOLATE_TIMING.rawValue
                                       | (timingWithRequests ? 0 : PA_STREAM_AUTO_TIMING_UPDATE.rawValue)
                                       | (synced ? PA_STREAM_EARLY_REQUESTS.rawValue : PA_STREAM_ADJUST_LATENCY.rawValue))

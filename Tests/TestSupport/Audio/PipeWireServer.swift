@@ -54,13 +54,17 @@ public final class PipeWireServer: Sendable {
         client["PULSE_SERVER"] = "unix:" + directory + "/pulse/native"
         for key in ["PULSE_SINK", "PULSE_SOURCE", "PULSE_CLIENTCONFIG", "PULSE_COOKIE", "PIPEWIRE_REMOTE"] { client[key] = nil }
         environment = client
-        let daemonEnvironment = [
+        var daemonEnvironment = [
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             "HOME": directory,
             "XDG_RUNTIME_DIR": directory,
             "DBUS_SESSION_BUS_ADDRESS": bus.address,
             "LANG": "C",
         ]
+        // For a run that looks into the daemons: EARSHOT_TEST_PW_DEBUG=3 logs a graph xrun
+        // ("client too slow!") to pipewire.log in the runtime folder; "2,mod.protocol-pulse:4"
+        // logs pipewire-pulse's underruns and requests.
+        if let level = ProcessInfo.processInfo.environment["EARSHOT_TEST_PW_DEBUG"] { daemonEnvironment["PIPEWIRE_DEBUG"] = level }
         var started: [Watchdog] = []
         do {
             for daemon in ["pipewire", "wireplumber", "pipewire-pulse"] {

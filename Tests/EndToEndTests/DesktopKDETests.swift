@@ -26,15 +26,28 @@ struct DesktopKDETests {
         return (a, b)
     }
 
-    @Test("one Earshot process: both kinds of key reach it")
+    @Test("one Earshot process: both kinds of key reach it, the pause is heard within 30 ms, the applet shows it")
     func oneProcess() async throws {
         let world = try await SessionWorld()
+        let capture = try await world.capture()
         let kde = try await KDEDesktop(world)
         let a = try world.play("earshot", side: .left, duration: 120)
         try await a.waitUntilPlaying()
         let players = try await KDEPlayers(world, [("A", a)])
         try await kde.waitForPlayer()
+        #expect(kde.appletPlayer == "earshot", "the applet's player: \(kde.appletLog)")
+        try await kde.expectEntry(showsTitleOf: "A", players)
+
+        // The pause the key asks for is heard within 30 ms of the press (the press is
+        // timed before the status read that precedes it: the figure errs long).
+        try await settle(0.3)
+        let pressed = ContinuousClock.now
         #expect(try await kde.press(.invoke("playpausemedia"), players) == ["A"])
+        let audio = try await capture.snapshot()
+        let start = try audio.at(pressed)
+        let delay = audio.silenceOnset(.left, after: start).map { $0 - start } ?? .infinity
+        sessionReport("KDE: pause heard \(Int(delay * 1000)) ms after the key press")
+        #expect(delay < 0.030, "the key's pause is heard \(Int(delay * 1000)) ms after the press")
         #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["A"])
     }
 
@@ -55,6 +68,8 @@ struct DesktopKDETests {
         players = try await KDEPlayers(world, [("A", a), ("B", b)])
         #expect(try await kde.press(.invoke("playpausemedia"), players) == ["B"], "B sounded last")
         #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["B"], "B sounded last, X key")
+        #expect(kde.appletPlayer == "earshot", "B sounded last: \(kde.appletLog)")
+        try await kde.expectEntry(showsTitleOf: "B", players)
 
         // mpv sounds: it is another app; Plasma's own rule (a Playing player takes over
         // from one that is not) decides, and B, interrupted by it, is not Playing.
@@ -63,6 +78,7 @@ struct DesktopKDETests {
         let withMpv = players
         try await sessionPoll("B to be interrupted by mpv", timeout: 5) { try await withMpv.status("B") != "Playing" }
         #expect(try await kde.press(.invoke("playpausemedia"), players) == ["mpv"], "mpv sounded last")
+        #expect(kde.appletPlayer == "mpv", "mpv sounded last: \(kde.appletLog)")
 
         // mpv killed: B (the app's target) gets the keys back.
         mpv.child.kill(SIGKILL)
@@ -70,6 +86,8 @@ struct DesktopKDETests {
         try await kde.waitForPlayer()
         #expect(try await kde.press(.invoke("playpausemedia"), players).contains("B"), "mpv gone: B sounded last")
         try await players.makePlaying("B")
+        #expect(kde.appletPlayer == "earshot", "mpv gone: \(kde.appletLog)")
+        try await kde.expectEntry(showsTitleOf: "B", players)
 
         // B killed: the target returns to A through the entry A holds (no owner change).
         b.kill()
@@ -78,6 +96,8 @@ struct DesktopKDETests {
         try await a.waitUntilPlaying()
         #expect(try await kde.press(.invoke("playpausemedia"), players) == ["A"], "B gone: A sounded last")
         #expect(try await kde.press(.x("XF86AudioPlay"), players) == ["A"], "B gone: A, X key")
+        #expect(kde.appletPlayer == "earshot", "B gone: \(kde.appletLog)")
+        try await kde.expectEntry(showsTitleOf: "A", players)
     }
 
     @Test("the entry's holder killed while mpv plays: the entry passes to B and the keys live on")
@@ -137,16 +157,20 @@ struct DesktopKDETests {
 /// not through the app's entry) and mpv.
 struct KDEPlayers: Sendable {
     private var readers: [(String, @Sendable () async throws -> String?)] = []
+    /// Each Earshot process's own title, read at its own connection.
+    private(set) var titles: [String: String] = [:]
     private let world: SessionWorld
 
     init(_ world: SessionWorld, _ players: [(String, SessionPlayer)]) async throws {
         self.world = world
         for (label, player) in players {
             let name = try await player.uniqueName()
-            readers.append((label, { [world] in
+            @Sendable func property(_ property: String) async throws -> DBusValue? {
                 try await world.client.call(destination: name, path: "/org/mpris/MediaPlayer2", interface: StandardInterface.properties,
-                                            method: "Get", [.string("org.mpris.MediaPlayer2.Player"), .string("PlaybackStatus")]).first?.unwrapped.string
-            }))
+                                            method: "Get", [.string("org.mpris.MediaPlayer2.Player"), .string(property)]).first?.unwrapped
+            }
+            readers.append((label, { try await property("PlaybackStatus")?.string }))
+            titles[label] = try await property("Metadata")?.stringKeyedDictionary?["xesam:title"]?.unwrapped.string
         }
     }
 
@@ -234,6 +258,38 @@ final class KDEDesktop: Sendable {
 
     /// The applet's log (the mpris2 engine's choices), for failures.
     var appletLog: String { children.count > 2 ? children[2].stderr.split(separator: "\n").suffix(25).joined(separator: "\n") : "" }
+
+    /// The player the applet shows and its keys act on: the mpris2 engine's multiplexer's
+    /// choice, as its log last stated it (it logs each switch; nil before the first).
+    var appletPlayer: String? {
+        guard children.count > 2 else { return nil }
+        var current: String?
+        for line in children[2].stderr.split(separator: "\n") {
+            for (prefix, suffix) in [("Determined \"", "\" to be the best player"), ("Player \"", "\" is now playing but current was not")] {
+                guard let start = line.range(of: prefix), let end = line.range(of: suffix), start.upperBound <= end.lowerBound else { continue }
+                current = String(line[start.upperBound..<end.lowerBound])
+            }
+        }
+        return current
+    }
+
+    /// Expects the app's entry, `org.mpris.MediaPlayer2.earshot` (what the applet lists for
+    /// every Earshot process), to show the title of the process `label`, as that process
+    /// itself does: the entry relays the last sounder.
+    func expectEntry(showsTitleOf label: String, _ players: KDEPlayers) async throws {
+        let wanted = try #require(players.titles[label], "\(label) has no title")
+        let shown = Locked<String?>(nil)
+        do {
+            try await eventually("the entry to show \(label)'s title", timeout: 3) {
+                let title = try? await self.world.playerctl("--player", "earshot", "metadata", "xesam:title").output
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                shown.withLock { $0 = title }
+                return title == wanted
+            }
+        } catch {
+            Issue.record("the app's entry shows \(shown.value ?? "nothing"), not \(label)'s \(wanted)")
+        }
+    }
 
     /// Waits until the engine has taken in the players (it reads a new one's properties
     /// asynchronously after its name appears; a key pressed before that acts on the old

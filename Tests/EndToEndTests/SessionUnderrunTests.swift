@@ -61,9 +61,12 @@ struct SessionUnderrunTests {
         kill(process.pid, SIGCONT)
         let status = try await process.wait(timeout: 15)
         #expect(status == 0, "\(process.stderr)")
-        // At PulseAudio's defaults (a 44.1 kHz sink with rewinds) the dropout went uncounted in
-        // the fresh-clone run of 1fa8b27 (0 underruns); not yet explained: the underflow may be
-        // reported at or before the last flush's index there, or not at all. Recorded, not hidden.
+        // At PulseAudio's defaults (a 44.1 kHz sink with rewinds) the dropout goes uncounted
+        // (0 underruns in 4 of 4 runs on 2026-11-29). The server sends no underflow for it: the
+        // output's underflow callback, printing each with its index, saw one only, at the
+        // index of the tone's end (the drain's), none at the stop, and no flush had happened
+        // (no flush index), so the output's filter drops nothing here. Which of PulseAudio's
+        // paths stays silent (its null sink with rewinds) is not yet found. Recorded, not hidden.
         if TestSoundServerKind.selected == .pulseAudioDefaults {
             withKnownIssue("a dropout at PulseAudio's defaults is not counted (issue 35, item 4's follow-up)", isIntermittent: true) {
                 #expect((underruns(in: process.stdout) ?? 0) >= 1, "the dropout was not counted: \(process.stdout)")

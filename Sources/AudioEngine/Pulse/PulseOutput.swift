@@ -71,26 +71,31 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         signals.underflows.add(1, ordering: .relaxed)
     }
 
-    /// PipeWire's default graph quantum (`default.clock.quantum`), in frames at 48 kHz.
-    static let pipeWireDefaultQuantum = 1024
+    /// The sink's share of a long buffer on pipewire-pulse, in frames at 48 kHz: half
+    /// PipeWire's default quantum (`default.clock.quantum`, 1024).
+    static let pipeWireLongBufferShare = 512
 
     /// The request size (`minreq`, and the start threshold) of a long buffer of
     /// `bufferFrames` on pipewire-pulse: whatever leaves the sink's share, `(tlength −
-    /// 2·minreq) / 2`, at PipeWire's default quantum (1024 frames at 48 kHz, 21 ms).
+    /// 2·minreq) / 2`, at ``pipeWireLongBufferShare``.
     ///
     /// pipewire-pulse makes that share the stream's `node.latency`, and the graph runs at
     /// the smallest latency any of its nodes asks. The engine's 8 ms share (see
     /// `AudioEngine.outputRequest()`) asked 384 frames, and the whole graph, the sound card
-    /// and every other app's stream with it, ran in 256-frame cycles: four times the
-    /// graph's wakeups of its default, for a stream meant to save power. And a cycle is
-    /// the deadline of every client of the graph: on the harness's 2-core machine
-    /// pipewire-pulse missed a 5.3 ms cycle ("client too slow!" in PipeWire's log) in half
-    /// of the 4 s runs of a queue test, and the sink played 5–10 ms of silence in place of
-    /// what the stream had given it. At the default quantum the graph runs as it does
-    /// without Earshot; a flush (a pause) still leaves one cycle playing, 21 ms, within the
-    /// 30 ms every user action is to be heard in.
+    /// and every other app's stream with it, ran in 256-frame cycles: PipeWire's data
+    /// thread woke 376 times a second, for a stream meant to save power. And a cycle is the
+    /// deadline of every client of the graph: on the harness's 2-core machine (a kernel
+    /// without preemption) pipewire-pulse missed a 5.3 ms cycle ("client too slow!" in
+    /// PipeWire's log) in half of the 4 s runs of a queue test, and the sink played 5–10 ms
+    /// of silence in place of what the stream had given it.
+    ///
+    /// Not the default quantum itself: a flush (a pause) leaves what the graph has taken
+    /// playing, the cycle under way and the block taken for the next, up to two cycles:
+    /// 43 ms at 1024 frames, past the 30 ms every user action is to be heard in, and a
+    /// pause's position was then 31 ms short of what was heard in 2 of 8 runs. At 512
+    /// frames, 21 ms at most.
     static func pipeWireLongBufferRequest(bufferFrames: Int, rate: Int) -> Int {
-        let share = pipeWireDefaultQuantum * rate / 48_000
+        let share = pipeWireLongBufferShare * rate / 48_000
         return max(rate / 50, (bufferFrames - 2 * share) / 2)
     }
 

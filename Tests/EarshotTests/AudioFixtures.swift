@@ -20,9 +20,9 @@ func captured(_ body: @escaping () async throws -> Void) async throws -> Capture
         silenceStrayStart(&audio)
         // For a capture that does not hold what was played: how long the body ran against
         // the device clock, and whether the stream broke meanwhile.
-        print(String(format: "captured: %.3f s of body, %.3f s of device clock, %d underruns, %.3f s captured",
+        print(String(format: "captured: %.3f s of body, %.3f s of device clock, %d underruns, %.3f s captured, %d graph xruns",
                      Date().timeIntervalSince(started), engine.deviceCurrentTime - deviceTime,
-                     engine.underrunCount - underruns, audio.duration))
+                     engine.underrunCount - underruns, audio.duration, audio.graphXruns))
         return audio
     }
 }
@@ -47,6 +47,19 @@ private func silenceStrayStart(_ audio: inout CapturedAudio) {
     withKnownIssue("a stray sample at the capture's start at PulseAudio's defaults", isIntermittent: true) {
         Issue.record("a stray region \(stray) before the test's sound, silenced")
     }
+}
+
+/// The length of a sound meant to be heard without a gap, from its first region's start to
+/// its last's end; nil when it has a gap of its own. A gap the sound server made (a PipeWire
+/// graph xrun: ``CapturedAudio/gapsAreGraphXruns(_:maximumGap:)``) is printed, not counted:
+/// the content it replaced is lost, the timeline kept, so the span is still the sound's.
+func gaplessSpan(_ regions: [AudioRegion], in audio: CapturedAudio) -> Double? {
+    guard let first = regions.first, let last = regions.last else { return nil }
+    if regions.count > 1 {
+        guard audio.gapsAreGraphXruns(regions) else { return nil }
+        print("gaps of \(regions.gaps.map { Int(($0 * 1000).rounded()) }) ms during \(audio.graphXruns) missed graph cycles: the server's, not the player's")
+    }
+    return last.end - first.start
 }
 
 /// Waits until `player` stops playing (at most `timeout` seconds).

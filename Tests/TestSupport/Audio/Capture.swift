@@ -14,6 +14,13 @@ public protocol CapturableServer: Sendable {
     /// Called once `parec` is connected: wakes a sink that would otherwise hold back the
     /// capture's first samples.
     func wakeIdleSink(_ name: String) throws
+    /// The graph xruns the server has logged since it started (``PipeWireServer``); 0 for a
+    /// server that logs none.
+    func graphXrunCount() -> Int
+}
+
+extension CapturableServer {
+    public func graphXrunCount() -> Int { 0 }
 }
 
 /// Records what a sink plays, from its monitor, with `parec` (float32le at the sink's rate
@@ -59,6 +66,8 @@ public final class Capture: Sendable {
         /// The earliest estimate of when the first recorded sample was played.
         var origin: ContinuousClock.Instant?
         var stopped = false
+        /// The server's graph xruns before the capture started.
+        var xrunsBefore = 0
     }
 
     /// A capture of `sink` (default: the server's main sink).
@@ -113,7 +122,8 @@ public final class Capture: Sendable {
             if size > 0 {
                 let now = clock.now
                 observe(bytes: size, at: now)
-                state.withLock { $0.startupLag = seconds(now - launched) }
+                let xruns = server.graphXrunCount()
+                state.withLock { ($0.startupLag, $0.xrunsBefore) = (seconds(now - launched), xruns) }
                 return
             }
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -202,9 +212,11 @@ public final class Capture: Sendable {
             _ = data.copyBytes(to: destination, from: 0..<(count * 4))
         }
         let state = state.value
-        return CapturedAudio(
+        var audio = CapturedAudio(
             samples: samples, sampleRate: sampleRate, channels: channels, origin: state.origin,
             startupLag: state.startupLag)
+        audio.graphXruns = server.graphXrunCount() - state.xrunsBefore
+        return audio
     }
 
     /// Samples arrive after they were played, never before: `now - duration` is a late bound
@@ -253,6 +265,17 @@ extension PulseAudioServer: SharedAudioServer {
 
 extension PipeWireServer: CapturableServer {
     public var captureLatencyMilliseconds: Int { 100 }
+
+    /// The cycles PipeWire logged as missed ("client too slow!", one line per late node,
+    /// the cycle's position on each), counted once per cycle.
+    public func graphXrunCount() -> Int {
+        guard let log = try? String(contentsOfFile: directory + "/pipewire.log", encoding: .utf8) else { return 0 }
+        var cycles = Set<Substring>()
+        for line in log.split(separator: "\n") where line.contains("client too slow!") {
+            if let pos = line.range(of: " pos:") { cycles.insert(line[pos.upperBound...].prefix { $0 != " " }) }
+        }
+        return cycles.count
+    }
 
     /// PipeWire's null sink follows the graph's clock: nothing to wake.
     public func wakeIdleSink(_ name: String) throws {}

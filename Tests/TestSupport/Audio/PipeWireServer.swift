@@ -61,10 +61,11 @@ public final class PipeWireServer: Sendable {
             "DBUS_SESSION_BUS_ADDRESS": bus.address,
             "LANG": "C",
         ]
-        // For a run that looks into the daemons: EARSHOT_TEST_PW_DEBUG=3 logs a graph xrun
-        // ("client too slow!") to pipewire.log in the runtime folder; "2,mod.protocol-pulse:4"
-        // logs pipewire-pulse's underruns and requests.
-        if let level = ProcessInfo.processInfo.environment["EARSHOT_TEST_PW_DEBUG"] { daemonEnvironment["PIPEWIRE_DEBUG"] = level }
+        // PipeWire logs a missed graph cycle ("client too slow!") at info level, for its node
+        // category: the captures count them (``graphXrunCount()``). A run that looks into the
+        // daemons sets its own, e.g. EARSHOT_TEST_PW_DEBUG="2,pw.node:3,mod.protocol-pulse:4"
+        // (pipewire-pulse's underruns and requests as well).
+        daemonEnvironment["PIPEWIRE_DEBUG"] = ProcessInfo.processInfo.environment["EARSHOT_TEST_PW_DEBUG"] ?? "2,pw.node:3"
         var started: [Watchdog] = []
         do {
             for daemon in ["pipewire", "wireplumber", "pipewire-pulse"] {

@@ -20,6 +20,9 @@ public struct CapturedAudio: Sendable {
     public var origin: ContinuousClock.Instant?
     /// For a capture: seconds from launching `parec` until its first samples arrived.
     public var startupLag: Double?
+    /// For a capture: the cycles the server's graph missed while it ran (PipeWire's "client
+    /// too slow!"; see ``gapsAreGraphXruns(_:)``).
+    public var graphXruns = 0
 
     public init(
         samples: [Float], sampleRate: Int, channels: Int, origin: ContinuousClock.Instant? = nil,
@@ -450,5 +453,22 @@ extension CapturedAudio {
             return [channel]
         }
         return Array(0..<channels)
+    }
+}
+
+extension CapturedAudio {
+    /// Whether every gap between `regions` is one the sound server made, not the player: the
+    /// server's graph missed as many cycles while the capture ran (``graphXruns``), and no
+    /// gap is longer than `maximumGap`, two cycles of the largest quantum the harness's
+    /// streams run at (1024 frames at 48 kHz).
+    ///
+    /// On the CI machine (2 cores, a kernel built without preemption) PipeWire's real-time
+    /// threads are sometimes woken late: the graph misses a 5–11 ms cycle, and the sink
+    /// plays silence in place of what a stream gave it, content lost, the timeline kept. A
+    /// player cannot prevent that, and it is not a gap of the player's. A gap that the log
+    /// does not account for, or longer than that, is.
+    public func gapsAreGraphXruns(_ regions: [AudioRegion], maximumGap: Double = 0.045) -> Bool {
+        let gaps = regions.gaps
+        return !gaps.isEmpty && gaps.count <= graphXruns && gaps.allSatisfy { $0 <= maximumGap }
     }
 }

@@ -39,9 +39,9 @@ extension QueuePlayer {
     public var actionAtItemEnd: ActionAtItemEnd {
         get { state.withLock { $0.actionAtItemEnd } }
         set {
-            let started = state.withLock { s -> AudioPlayer? in
+            let started = state.withLock { s -> [AudioPlayer] in
                 s.actionAtItemEnd = newValue
-                return s.dropNext()
+                return s.dropAhead()
             }
             stopStarted(started)
             if newValue == .advance { prepareNextItem() }

@@ -66,7 +66,15 @@ public final class QueuePlayer: Sendable {
         var items: [Item] = [] { didSet { trackList = nil } }
         var index: Int?
         var player: AudioPlayer?
-        var next: (item: Item, player: AudioPlayer)?
+        /// The items after the current one, opened ahead, each queued in the engine after
+        /// the one before it (while the queue plays): the next one, and more while the ones
+        /// opened fall short of the output's buffer (``QueuePlayer/preparationHorizon``).
+        /// With a long buffer a short item is mixed to its end before it is heard; the item
+        /// after it must already be queued behind it then, or it starts late, when that end
+        /// is heard (0.1 s of silence on a 2 s buffer).
+        var ahead: [(item: Item, player: AudioPlayer)] = []
+        /// The next item's, prepared ahead: the first of ``ahead``.
+        var next: (item: Item, player: AudioPlayer)? { ahead.first }
         var nextID: UInt64 = 1
         var volume: Float = 1
         var rate: Float = 1
@@ -130,18 +138,32 @@ public final class QueuePlayer: Sendable {
             }
         }
 
-        /// Forgets the prepared next item, unlinking it from the current player first so
-        /// that the engine never starts a player that is gone. Returns its player when the
-        /// engine has started it already (on the current item's end, before that end was
-        /// heard): the caller stops it once the lock is let go (``QueuePlayer/stopStarted(_:)``),
-        /// or it would play on, unknown to the queue.
+        /// Forgets the items prepared ahead, unlinking each from the player before it first
+        /// so that the engine never starts a player that is gone. Returns the players the
+        /// engine has started already (on the end of the one before, before that end was
+        /// heard): the caller stops them once the lock is let go (``QueuePlayer/stopStarted(_:)``),
+        /// or they would play on, unknown to the queue.
         @discardableResult
-        mutating func dropNext() -> AudioPlayer? {
+        mutating func dropAhead() -> [AudioPlayer] {
             player?.cancelQueuedSuccessor()
-            defer { next = nil }
-            guard let started = next?.player, started.isPlaying else { return nil }
-            return started
+            for link in ahead { link.player.cancelQueuedSuccessor() }
+            defer { ahead.removeAll() }
+            return startedAhead
         }
+
+        /// The index of the item after those prepared ahead (around to the first with
+        /// ``RepeatMode/all``, but never the current one again), or nil.
+        var indexAfterAhead: Int? {
+            guard let index, !items.isEmpty else { return nil }
+            let at = index + ahead.count + 1
+            if at < items.count { return at }
+            guard repeatMode == .all else { return nil }
+            let wrapped = at % items.count
+            return wrapped == index ? nil : wrapped
+        }
+
+        /// The players prepared ahead that the engine has started (see ``dropAhead()``).
+        var startedAhead: [AudioPlayer] { ahead.map(\.player).filter(\.isPlaying) }
     }
 
     /// Where a remote move came from (``State/returnPoint``).
@@ -318,7 +340,7 @@ public final class QueuePlayer: Sendable {
                 s.items.append(new)
             }
             if s.index == nil { s.index = s.items.count - 1 }
-            return (item: new, dropped: s.dropNext())
+            return (item: new, dropped: s.dropAhead())
         }
         stopStarted(inserted.dropped)
         prepareNext()
@@ -332,13 +354,13 @@ public final class QueuePlayer: Sendable {
     /// queue: it stops, with no current item. An item no longer in the queue is ignored.
     public func remove(_ item: Item) {
         var wasCurrent = false
-        var started: AudioPlayer?
+        var started: [AudioPlayer] = []
         let found = state.withLock { s -> Bool in
             guard let at = s.items.firstIndex(of: item) else { return false }
             s.items.remove(at: at)
             s.artwork[item.id] = nil
             s.releaseDescriptors()
-            started = s.dropNext()
+            started = s.dropAhead()
             guard let index = s.index else { return true }
             if at < index {
                 s.index = index - 1
@@ -372,7 +394,7 @@ public final class QueuePlayer: Sendable {
             s.artwork.removeAll()
             s.releaseDescriptors()
             s.index = nil
-            s.dropNext()
+            s.dropAhead()
         }
         publish()
     }
@@ -404,8 +426,13 @@ public final class QueuePlayer: Sendable {
     /// first, so that it follows without a gap: a long buffer's first write can mix the
     /// current item's end at once.
     private func playCurrent(_ player: AudioPlayer) {
-        let next = state.withLock { s in s.player === player ? s.next?.player : nil }
-        let queued = next.map { !$0.isPlaying && $0.play(after: player) } ?? false
+        let ahead = state.withLock { s in s.player === player ? s.ahead.map(\.player) : [] }
+        // Each after the one before it, from the last: none starts before the one after it is linked.
+        var queued = false
+        for (offset, next) in ahead.enumerated().reversed() where !next.isPlaying {
+            let linked = next.play(after: offset == 0 ? player : ahead[offset - 1])
+            if offset == 0 { queued = linked }
+        }
         let started = player.play()
         if !started, queued { player.cancelQueuedSuccessor() }
         state.withLock { $0.lastError = started ? nil : player.lastError }
@@ -420,15 +447,15 @@ public final class QueuePlayer: Sendable {
     /// heard: the current item pauses there, its end taken back, and the next item goes
     /// back to its start, to follow it again without a gap on ``play()``.
     public func pause() {
-        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
+        let (player, started) = state.withLock { s -> (AudioPlayer?, [AudioPlayer]) in
             s.wantsToPlay = false
-            return (s.player, s.next?.player)
+            return (s.player, s.startedAhead)
         }
         let endingUnheard = player?.isEndingUnheard == true
         player?.pause()
         // After the current one, whose end it takes back first (else the stop's flush
-        // would have the end count as heard): a next item started meanwhile.
-        if let next, next.isPlaying {
+        // would have the end count as heard): the items after it started meanwhile.
+        for next in started {
             if endingUnheard { sendBack(next) } else { next.pause() }
         }
         publish()
@@ -447,13 +474,13 @@ public final class QueuePlayer: Sendable {
     /// its position is kept, so ``play()`` continues from there.
     public func stop() {
         openPendingItem()
-        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
+        let (player, started) = state.withLock { s -> (AudioPlayer?, [AudioPlayer]) in
             s.wantsToPlay = false
-            return (s.player, s.next?.player)
+            return (s.player, s.startedAhead)
         }
         player?.stop()
-        // A next item the engine started on the current one's end (see ``pause()``).
-        if let next, next.isPlaying { next.stop() }
+        // Items the engine started on the current one's end (see ``pause()``).
+        for next in started { next.stop() }
         publish()
     }
 
@@ -463,12 +490,12 @@ public final class QueuePlayer: Sendable {
     /// `AVAudioPlayer.stop()` does.)
     func stopAtStart() {
         openPendingItem()
-        let (player, next) = state.withLock { s -> (AudioPlayer?, AudioPlayer?) in
+        let (player, started) = state.withLock { s -> (AudioPlayer?, [AudioPlayer]) in
             (s.wantsToPlay, s.stopped, s.atItemEnd) = (false, true, false)
-            return (s.player, s.next?.player)
+            return (s.player, s.startedAhead)
         }
         player?.stop()
-        if let next, next.isPlaying { sendBack(next) }
+        for next in started { sendBack(next) }
         player?.currentTime = 0
         publish()
     }
@@ -546,14 +573,14 @@ public final class QueuePlayer: Sendable {
     /// its start, `change` applied to both players, the current item sought and played
     /// again with the next queued after it. Returns false, doing nothing, outside that moment.
     private func replayEndingItem(from time: TimeInterval?, changing change: (AudioPlayer) -> Void) -> Bool {
-        let (player, next) = state.withLock { s in (s.player, s.next?.player) }
+        let (player, ahead) = state.withLock { s in (s.player, s.ahead.map(\.player)) }
         guard let player, player.isEndingUnheard else { return false }
         player.pause()
         // Where the pause leaves the listener, for a change that goes on from there.
         let paused = player.currentTime
-        if let next, next.isPlaying { sendBack(next) }
+        for next in ahead where next.isPlaying { sendBack(next) }
         change(player)
-        if let next { change(next) }
+        for next in ahead { change(next) }
         player.currentTime = time ?? paused
         if state.withLock({ $0.wantsToPlay && !$0.suspended }) { playCurrent(player) }
         return true
@@ -571,7 +598,7 @@ public final class QueuePlayer: Sendable {
     func applyToPlayers(_ change: (inout State) -> Void, _ apply: (AudioPlayer) -> Void) {
         let players = state.withLock { s -> [AudioPlayer] in
             change(&s)
-            return [s.player, s.next?.player].compactMap { $0 }
+            return [s.player].compactMap { $0 } + s.ahead.map(\.player)
         }
         for player in players { apply(player) }
     }
@@ -603,10 +630,10 @@ public final class QueuePlayer: Sendable {
     public var repeatMode: RepeatMode {
         get { state.withLock { $0.repeatMode } }
         set {
-            var started: AudioPlayer?
+            var started: [AudioPlayer] = []
             update({ s in
                 s.repeatMode = newValue
-                started = s.dropNext()
+                started = s.dropAhead()
             }, current: { $0.numberOfLoops = newValue == .one ? -1 : 0 })
             stopStarted(started)
             prepareNext()
@@ -617,14 +644,14 @@ public final class QueuePlayer: Sendable {
     public var shuffleMode: ShuffleMode {
         get { state.withLock { $0.shuffleMode } }
         set {
-            let started = state.withLock { s -> AudioPlayer? in
+            let started = state.withLock { s -> [AudioPlayer] in
                 s.shuffleMode = newValue
-                guard newValue == .items, let index = s.index else { return nil }
+                guard newValue == .items, let index = s.index else { return [] }
                 // Shuffle what comes after the current item.
                 var rest = Array(s.items[(index + 1)...])
                 rest.shuffle()
                 s.items.replaceSubrange((index + 1)..., with: rest)
-                return s.dropNext()
+                return s.dropAhead()
             }
             stopStarted(started)
             prepareNext()
@@ -676,7 +703,7 @@ public final class QueuePlayer: Sendable {
         lazily: Bool = false, returning: (time: TimeInterval, discardsFailedItem: Bool)? = nil,
         startingAt start: TimeInterval = 0, _ choose: (State) -> Destination
     ) -> Bool {
-        var started: AudioPlayer?
+        var started: [AudioPlayer] = []
         let chosen = state.withLock { s -> (old: AudioPlayer?, item: Item?, prepared: AudioPlayer?, move: UInt64)? in
             let index: Int?
             switch choose(s) {
@@ -691,8 +718,13 @@ public final class QueuePlayer: Sendable {
             s.index = index
             let item = index.map { s.items[$0] }
             var prepared: AudioPlayer?
-            if let next = s.next, next.item == item { prepared = next.player } else { started = s.dropNext() }
-            s.next = nil
+            if let next = s.next, next.item == item {
+                // The items after it stay ahead, already queued behind it.
+                prepared = next.player
+                s.ahead.removeFirst()
+            } else {
+                started = s.dropAhead()
+            }
             s.player = nil
             s.starved = false
             s.atItemEnd = false
@@ -818,10 +850,10 @@ public final class QueuePlayer: Sendable {
         }
     }
 
-    /// Stops a next item's player that the engine had started before the queue let it go
-    /// (see ``State/dropNext()``).
-    func stopStarted(_ player: AudioPlayer?) {
-        player?.stop()
+    /// Stops the players prepared ahead that the engine had started before the queue let
+    /// them go (see ``State/dropAhead()``).
+    func stopStarted(_ players: [AudioPlayer]) {
+        for player in players { player.stop() }
     }
 
     /// Gives `player` the queue's volume, rate, repeat and metering. The next item's player
@@ -841,27 +873,46 @@ public final class QueuePlayer: Sendable {
     func prepareNextItem() { prepareNext() }
 
     /// Opens the next item ahead of time so that it starts at once (not while the current
-    /// item waits to be opened: its opening prepares the next one).
+    /// item waits to be opened: its opening prepares the next one), and the items after it
+    /// while those opened ahead fall short of ``preparationHorizon``: each is queued in the
+    /// engine after the one before it, so that a short item's end, mixed before it is heard,
+    /// already has its follower.
     private func prepareNext() {
-        let chosen = state.withLock { s -> (item: Item, move: UInt64)? in
-            guard let index = s.index, s.next == nil, s.pending == nil, s.repeatMode != .one, s.actionAtItemEnd == .advance else { return nil }
-            if index + 1 < s.items.count { return (s.items[index + 1], s.moves) }
-            return s.repeatMode == .all && !s.items.isEmpty ? (s.items[0], s.moves) : nil
+        let horizon = preparationHorizon
+        while true {
+            let chosen = state.withLock { s -> (item: Item, move: UInt64)? in
+                guard s.pending == nil, s.repeatMode != .one, s.actionAtItemEnd == .advance,
+                      s.ahead.count < s.items.count - 1, let at = s.indexAfterAhead else { return nil }
+                // Enough ahead: an item of unknown length counts as long enough.
+                let covered = s.ahead.reduce(0.0) { $0 + ($1.item.duration > 0 ? $1.item.duration : .infinity) }
+                guard s.ahead.isEmpty || covered < horizon else { return nil }
+                return (s.items[at], s.moves)
+            }
+            // A stream is opened when it is reached, not ahead (it would hold a connection open).
+            guard let (candidate, move) = chosen, !NetworkStream.handles(candidate.url.absoluteString),
+                  let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
+            player.prepareToPlay()
+            configure(player)
+            // Kept only if the queue is where it was (another thread may have moved it, or
+            // prepared this item, in the meantime).
+            let predecessor = state.withLock { s -> AudioPlayer?? in
+                guard s.moves == move, s.indexAfterAhead.map({ s.items[$0] }) == candidate else { return nil }
+                let before = s.ahead.last?.player ?? s.player
+                s.ahead.append((candidate, player))
+                return .some(s.wantsToPlay ? before : nil)
+            }
+            guard let predecessor else { return }
+            // Gapless: the engine starts it on the frame where the one before it ends. (While
+            // the queue is paused, ``playCurrent(_:)`` queues them all as it plays.)
+            if let predecessor { _ = player.play(after: predecessor) }
         }
-        // A stream is opened when it is reached, not ahead (it would hold a connection open).
-        guard let (candidate, move) = chosen, !NetworkStream.handles(candidate.url.absoluteString),
-              let player = try? AudioPlayer(contentsOf: candidate.url, engine: engine) else { return }
-        player.prepareToPlay()
-        configure(player)
-        // Kept only if the queue is where it was (another thread may have moved it, or
-        // prepared the next item, in the meantime).
-        let current = state.withLock { s -> AudioPlayer?? in
-            guard s.moves == move, s.next == nil else { return nil }
-            s.next = (candidate, player)
-            return .some(s.wantsToPlay ? s.player : nil)
-        }
-        // Gapless: the engine starts the next item on the frame where this one ends.
-        if let current = current ?? nil { _ = player.play(after: current) }
+    }
+
+    /// How far ahead (seconds of the items after the current one) the queue opens items:
+    /// the output's buffer, which the mix runs ahead of what is heard, and a second to
+    /// open the next one in.
+    var preparationHorizon: TimeInterval {
+        max(engine.outputLatency, engine.configuration.musicBufferDuration) + 1
     }
 
     private func watch(_ player: AudioPlayer, item: Item) {

@@ -69,8 +69,7 @@ public final class AudioEngine: @unchecked Sendable {
         /// ``Voice/isEndingUnheard``) it still plays for the listener: its position moves on,
         /// a pause or seek takes its end back, and a volume or pan change mixes it again from
         /// what is heard; each is heard at once. An item shorter than the buffer is followed
-        /// by a gap of about 0.1 s (a queue prepares one item ahead, as an item becomes
-        /// current). A restart waits 50 ms at most for its voices to be primed (half a second
+        /// without a gap too (a queue opens items ahead until they cover the buffer). A restart waits 50 ms at most for its voices to be primed (half a second
         /// while a seek is not applied yet): one that takes longer (a rate change, both a
         /// queue's items stretched again) is heard after a gap of up to the buffer.
         /// `earshot play` of local files sets it.

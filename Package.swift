@@ -12,6 +12,10 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "MPRIS", targets: ["MPRIS"]),
         .library(name: "AudioEngine", targets: ["AudioEngine"]),
+        // Apple's names and shapes over Earshot (AVAudioSession, AVAudioPlayer,
+        // MPRemoteCommandCenter, MPNowPlayingInfoCenter, System Sound Services), so that iOS
+        // audio code ports by its import block. Re-exports Foundation, not Earshot.
+        .library(name: "EarshotCompat", targets: ["EarshotCompat"]),
         .executable(name: "earshot", targets: ["earshot"]),
     ],
     dependencies: [
@@ -67,6 +71,8 @@ let package = Package(
         .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "PulseSupport", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
+        // AVFoundation's and MediaPlayer's names over the umbrella (see the product above).
+        .target(name: "EarshotCompat", dependencies: ["Earshot"]),
         // The command-line tool.
         .executableTarget(
             name: "earshot",

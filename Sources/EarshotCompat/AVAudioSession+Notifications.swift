@@ -21,7 +21,8 @@ public let AVAudioSessionRouteChangePreviousRouteKey = "AVAudioSessionRouteChang
 public let AVAudioSessionSilenceSecondaryAudioHintTypeKey = "AVAudioSessionSilenceSecondaryAudioHintTypeKey"
 
 extension AVAudioSession {
-    /// An interruption began or ended. Posted on the main queue with
+    /// An interruption began or ended. Posted as the main-thread notifications are (see
+    /// ``AVAudioSession``), with
     /// ``AVAudioSessionInterruptionTypeKey``, and ``AVAudioSessionInterruptionReasonKey``
     /// when it began or ``AVAudioSessionInterruptionOptionKey`` when it ended.
     public static let interruptionNotification = Notification.Name("AVAudioSessionInterruptionNotification")
@@ -29,21 +30,21 @@ extension AVAudioSession {
     /// ``AVAudioSessionRouteChangeReasonKey`` and ``AVAudioSessionRouteChangePreviousRouteKey``.
     public static let routeChangeNotification = Notification.Name("AVAudioSessionRouteChangeNotification")
     /// Another app started or stopped audio that secondary audio should give way to. Posted
-    /// on the main queue with ``AVAudioSessionSilenceSecondaryAudioHintTypeKey``.
+    /// as the main-thread notifications are, with ``AVAudioSessionSilenceSecondaryAudioHintTypeKey``.
     public static let silenceSecondaryAudioHintNotification = Notification.Name("AVAudioSessionSilenceSecondaryAudioHintNotification")
     /// Media services were lost. Never posted: Earshot reports only their reset (the arbiter
     /// changed hosts, or the sound server came back), as ``mediaServicesWereResetNotification``.
     public static let mediaServicesWereLostNotification = Notification.Name("AVAudioSessionMediaServicesWereLostNotification")
     /// Media services were reset: the arbiter changed hosts (the session registered again
-    /// with its state), or the sound server went away and came back. Posted on the main
-    /// queue, with no `userInfo`.
+    /// with its state), or the sound server went away and came back. Posted as the
+    /// main-thread notifications are, with no `userInfo`.
     public static let mediaServicesWereResetNotification = Notification.Name("AVAudioSessionMediaServicesWereResetNotification")
 
     /// Posts Earshot's `notification` as iOS would.
     func post(_ notification: AudioSession.Notification) {
         switch notification {
         case .interruption(let type):
-            onMainQueue { [self] in
+            postFromMainQueue { [self] in
                 NotificationCenter.default.post(name: AVAudioSession.interruptionNotification, object: self,
                                                 userInfo: AVAudioSession.userInfo(for: type))
             }
@@ -55,13 +56,13 @@ extension AVAudioSession {
                 ])
             }
         case .silenceSecondaryAudioHint(let shouldSilence):
-            onMainQueue { [self] in
+            postFromMainQueue { [self] in
                 let type: SilenceSecondaryAudioHintType = shouldSilence ? .begin : .end
                 NotificationCenter.default.post(name: AVAudioSession.silenceSecondaryAudioHintNotification, object: self,
                                                 userInfo: [AVAudioSessionSilenceSecondaryAudioHintTypeKey: NSNumber(value: type.rawValue)])
             }
         case .mediaServicesWereReset:
-            onMainQueue { [self] in
+            postFromMainQueue { [self] in
                 NotificationCenter.default.post(name: AVAudioSession.mediaServicesWereResetNotification, object: self)
             }
         case .deactivatedAfterSilence, .inputAvailabilityChange:

@@ -8,6 +8,15 @@ package import Earshot
 /// are posted on `NotificationCenter.default` with the session as `object` and Apple's
 /// `userInfo` keys (see ``interruptionNotification``).
 ///
+/// The interruption, secondary-hint and media-services notifications are posted as iOS
+/// posts them, from the main thread, where the app's main thread drains the main queue (it
+/// runs `RunLoop.main`). Where the main queue is drained by a pool thread instead (after
+/// `dispatchMain()`, which an `async` main calls), they are posted from a serial queue after
+/// it: observers registered with `queue: .main` still run on the main queue, those with no
+/// queue run on that serial queue. Route changes are posted from a serial queue of their
+/// own, as iOS posts them on a secondary thread. A process whose main queue is never
+/// drained (a GLib main loop with no bridge to it) gets no main-queue notifications.
+///
 /// A class with mutable state shared across threads: `@unchecked Sendable` because its
 /// only mutable state, the category, mode and options last asked for, lives under a lock;
 /// everything else is Earshot's session, which is `Sendable`.
@@ -83,8 +92,9 @@ public final class AVAudioSession: NSObject, @unchecked Sendable {
     ///
     /// The call blocks until the arbiter has answered (one round trip on the session bus):
     /// Earshot's `setCategory` is `async`, and this waits for it on a semaphore while it runs
-    /// on Swift's global executor. It may be called from the main thread, as iOS code does;
-    /// from a task it holds one thread of the global executor meanwhile.
+    /// on Swift's global executor. It may be called from the main thread, as iOS code does.
+    /// From a task it holds one thread of the global executor meanwhile, while the work
+    /// needs another: as many blocking calls at once, from tasks, as there are cores hang.
     ///
     /// - Throws: for options the category does not allow, or when the bus or the arbiter
     ///   cannot be reached; nothing changes then.

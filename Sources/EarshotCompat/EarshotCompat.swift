@@ -55,13 +55,49 @@ struct Unchecked<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// Runs `work` on the main queue, where iOS calls delegates and posts the main-thread
-/// notifications: at once when already on the main thread, else asynchronously.
+/// Marks the main queue, so that code can tell it runs there even when the queue is not
+/// drained by the main thread (after `dispatchMain()`, as Swift's `async` main and the test
+/// runner call it, a pool thread drains it).
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// Whether the caller runs on the main thread or in a block of the main queue (`package`:
+/// the package's tests check where delegates and handlers run).
+package var isOnMainQueue: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
+
+/// Runs `work` on the main queue, where iOS calls delegates and handlers: at once when
+/// already there, else asynchronously.
 func onMainQueue(_ work: @escaping @Sendable () -> Void) {
-    if Thread.isMainThread {
+    if isOnMainQueue {
         work()
     } else {
         DispatchQueue.main.async(execute: work)
+    }
+}
+
+/// Where notifications are posted when the main queue is drained by a thread other than
+/// the main thread (see ``postFromMainQueue(_:)``).
+private let notificationQueue = DispatchQueue(label: "EarshotCompat.notifications")
+
+/// Posts a notification as iOS posts its main-thread ones. From the main thread where it
+/// drains the main queue (a run loop): observers without a queue run there, and those
+/// registered with `queue: .main` run inline. Where a pool thread drains it instead
+/// (`dispatchMain()`), Foundation's `NotificationCenter` would deadlock posting from it to
+/// an observer registered with `queue: .main` (it adds the block to `OperationQueue.main`
+/// and waits for it); the post is made from a serial queue of its own then, after the
+/// events before it, and such observers still run on the main queue.
+func postFromMainQueue(_ post: @escaping @Sendable () -> Void) {
+    DispatchQueue.main.async {
+        if Thread.isMainThread {
+            post()
+        } else {
+            notificationQueue.async(execute: post)
+        }
     }
 }
 
@@ -73,7 +109,10 @@ func onMainQueue(_ work: @escaping @Sendable () -> Void) {
 /// own path task and the bus's thread, never on the main queue, which the caller may hold
 /// (as iOS code calls `setCategory` on the main thread). A caller that is itself a task of
 /// the global executor blocks one of its threads for the call's length (a round trip to the
-/// arbiter); as long as one thread of the executor stays free, the work completes.
+/// arbiter), and the work needs another: as many such calls at once as the executor has
+/// threads (one per core) leave it none, and they hang. Earshot's session work runs on the
+/// global executor (its path is a task), so a wait that needs no executor thread at all
+/// would take a synchronous path in Earshot itself.
 func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
     let result = Locked<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)

@@ -85,7 +85,7 @@ public class MPRemoteCommand: NSObject, @unchecked Sendable {
     /// nil when the command is disabled or has no handler.
     func perform(_ event: MPRemoteCommandEvent) -> MPRemoteCommandHandlerStatus? {
         guard let handler = state.withLock({ s in s.isEnabled ? s.targets.last?.handler : nil }) else { return nil }
-        if Thread.isMainThread { return handler.value(event) }
+        if isOnMainQueue { return handler.value(event) }
         let status = Locked<MPRemoteCommandHandlerStatus?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.main.async {

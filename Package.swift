@@ -104,6 +104,13 @@ let package = Package(
             name: "EarshotTests",
             dependencies: ["Earshot", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "TestSupport"]
         ),
+        // EarshotCompat's: the seed documents' iOS listings, ported by their import block alone,
+        // and checks of the mapping that need no sound server. Swift 5 mode, as the iOS code
+        // they port is written (see COMPAT notes in the files).
+        .testTarget(
+            name: "EarshotCompatTests", dependencies: ["EarshotCompat", "Earshot", "AudioEngine", "TestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),

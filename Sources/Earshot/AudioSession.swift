@@ -311,7 +311,9 @@ public final class AudioSession: Sendable {
         observers.add(handler)
     }
 
-    func post(_ notification: Notification) { observers.notify(notification) }
+    /// Tells the observers of `notification` (`package`: the package's tests post events
+    /// that a bus and a sound server would otherwise have to cause).
+    package func post(_ notification: Notification) { observers.notify(notification) }
 
     /// Receives timestamped milestones (sound started, name claimed, activation sent,
     /// interruption received) for measurements; `earshot` sets it when `EARSHOT_TRACE=1`.

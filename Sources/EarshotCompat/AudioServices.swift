@@ -31,7 +31,7 @@ public typealias AudioServicesSystemSoundCompletionProc = @convention(c) (System
 
 /// The sounds made from files, their completion routines, and the built-in sounds decoded
 /// so far.
-private final class SystemSounds: @unchecked Sendable {
+package final class SystemSounds: @unchecked Sendable {
     static let shared = SystemSounds()
 
     struct Completion {
@@ -80,8 +80,9 @@ private final class SystemSounds: @unchecked Sendable {
     }
 
     /// The freedesktop sound-theme names for one of iOS's built-in sound IDs, in the order
-    /// tried; empty for IDs that name no built-in sound.
-    static func themeNames(for id: SystemSoundID) -> [String] {
+    /// tried; empty for IDs that name no built-in sound (`package`: the package's tests
+    /// check the table).
+    package static func themeNames(for id: SystemSoundID) -> [String] {
         switch id {
         case 1000, 1302: ["message-new-email"]
         case 1001, 1303: ["message-sent-email"]

@@ -1,4 +1,4 @@
-internal import Earshot
+package import Earshot
 
 /// The playback state the app reports, with Apple's raw values.
 public enum MPNowPlayingPlaybackState: UInt, Sendable {
@@ -38,7 +38,7 @@ public final class MPNowPlayingInfoCenter: NSObject, @unchecked Sendable {
 
     /// A center over Earshot's `center` (the package's tests make their own, which do not
     /// publish; apps use ``default()``).
-    init(center: NowPlayingInfoCenter, publishes: Bool = false) {
+    package init(center: NowPlayingInfoCenter, publishes: Bool = false) {
         self.center = center
         self.publishes = publishes
     }

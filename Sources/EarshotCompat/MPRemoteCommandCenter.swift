@@ -1,4 +1,4 @@
-internal import Earshot
+package import Earshot
 
 /// The remote commands the app responds to, with `MPRemoteCommandCenter`'s names over
 /// Earshot's `RemoteCommandCenter.shared`, which MPRIS drives (media keys, headset
@@ -72,7 +72,7 @@ public final class MPRemoteCommandCenter: NSObject, @unchecked Sendable {
 
     /// A center over Earshot's `commands` (the package's tests make their own, which do not
     /// publish; apps use ``shared()``).
-    init(commands: RemoteCommandCenter, publishes: Bool = false) {
+    package init(commands: RemoteCommandCenter, publishes: Bool = false) {
         self.commands = commands
         self.publishes = publishes
         super.init()

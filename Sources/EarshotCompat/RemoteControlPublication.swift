@@ -8,7 +8,7 @@ internal import Earshot
 /// publishes it, once, on the shared session's connection: named after the process
 /// (`org.mpris.MediaPlayer2.<process name>`), with Earshot's shared command and now-playing
 /// centers. A failed attempt (no session bus) is tried again at the next trigger.
-final class RemoteControlPublication: @unchecked Sendable {
+package final class RemoteControlPublication: @unchecked Sendable {
     static let shared = RemoteControlPublication()
 
     private enum Phase { case idle, publishing, published(AnyObject) }

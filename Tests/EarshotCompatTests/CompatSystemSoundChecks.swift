@@ -33,17 +33,24 @@ struct CompatSystemSoundChecks {
         #expect(completed.value.contains("vibrate, main: true"))
     }
 
-    /// A completion routine (a C function) gets the sound and the client data back.
+    /// A completion routine (a C function) gets the sound and the client data back. On an
+    /// ID of its own (one that names no sound, so it completes at once): a routine belongs
+    /// to its ID process-wide, as on iOS, and the other checks play the vibration.
     @Test func completionRoutineGetsItsClientData() async throws {
+        let id: SystemSoundID = 0x7000_0001
         let box = Collected<[UInt32]>([])
         let context = Unmanaged.passRetained(box)
-        AudioServicesAddSystemSoundCompletion(kSystemSoundID_Vibrate, nil, nil, { snd, context in
-            let box = Unmanaged<Collected<[UInt32]>>.fromOpaque(context!).takeRetainedValue()
+        defer { context.release() }
+        AudioServicesAddSystemSoundCompletion(id, nil, nil, { snd, context in
+            let box = Unmanaged<Collected<[UInt32]>>.fromOpaque(context!).takeUnretainedValue()
             box.modify { $0.append(snd) }
             AudioServicesRemoveSystemSoundCompletion(snd)
         }, context.toOpaque())
-        AudioServicesPlaySystemSound(kSystemSoundID_Vibrate)
-        try await eventually("the completion routine") { box.value == [kSystemSoundID_Vibrate] }
+        AudioServicesPlaySystemSound(id)
+        try await eventually("the completion routine") { box.value == [id] }
+        AudioServicesPlaySystemSound(id)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(box.value == [id], "removed in the routine, it is not called again")
     }
 
     @Test func builtInIDsPlayThemeSounds() {

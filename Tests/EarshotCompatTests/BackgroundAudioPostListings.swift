@@ -9,9 +9,30 @@ import EarshotCompat
 // writes them in Swift today. `[AVAudioSession setDelegate:]` (removed in iOS 6) became
 // the interruption notification; the C route-change listener
 // (`AudioSessionAddPropertyListener`) became the route-change notification; the UIKit
-// remote-control listing became MPRemoteCommandCenter. The AVQueuePlayer listing needs
-// AVQueuePlayer and AVPlayerItem, which EarshotCompat does not have yet: not ported
-// (COMPAT-NOTES.md).
+// remote-control listing became MPRemoteCommandCenter. The AVQueuePlayer listing's
+// `addObserver:selector:` became the block-based observer (no Objective-C runtime).
+
+/// "Playing audio content": a queue that advances, and a handler for each item's end.
+final class JukeboxController: NSObject {
+    let avQueuePlayer: AVQueuePlayer
+    var itemsEnded = 0
+    var observer: NSObjectProtocol?
+
+    init(items: [AVPlayerItem]) {
+        avQueuePlayer = AVQueuePlayer(items: items)
+        super.init()
+        avQueuePlayer.actionAtItemEnd = .advance
+        observer = NotificationCenter.default.addObserver(forName: .AVPlayerItemDidPlayToEndTime,
+                                                          object: avQueuePlayer.currentItem, queue: .main) { [weak self] notification in
+            self?.playerItemDidReachEnd(notification)
+        }
+    }
+
+    func playerItemDidReachEnd(_ notification: Notification) {
+        // allow for state updates, UI changes
+        itemsEnded += 1
+    }
+}
 
 final class BackgroundAudioManager: NSObject {
     var isPaused = false

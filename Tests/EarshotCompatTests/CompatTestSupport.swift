@@ -69,6 +69,16 @@ enum CompatTest {
         return (MPNowPlayingInfoCenter(center: center), center)
     }
 
+    /// Runs `body` on a thread of its own, as an app calls `AVAudioSession`'s setters from
+    /// its main thread: their blocking wait is then not on a thread of Swift's cooperative
+    /// pool, whose threads (two on a 2-core machine) Earshot's session work needs. A test
+    /// task blocking there could leave that work no thread while other tests block too.
+    static func onAppThread<T>(_ body: @escaping () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     /// Runs `body` on a thread that is not the main thread (as MPRIS delivers commands), and
     /// returns its result.
     static func offMain<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {

@@ -514,6 +514,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard lockedFailure() == nil, !signals.interrupted.load(ordering: .acquiring) else { return false }
         self.puller = puller
         startWatchUntil = pa_rtclock_now() + 500_000
+        startWatchInterval = 10_000
         askForTiming(force: true)
         // What the server asked for before now does not come again: take it at once.
         pullLocked()
@@ -598,16 +599,24 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// the start was heard a quarter second before the next said so: the position stood
     /// at 0 meanwhile. A short buffer's writes, a period apart, say it anyway. Under the lock.
     private var startWatch: OpaquePointer?
-    /// Until when the timer may ask: half a second after the render thread handed the
-    /// stream over. A server that holds the stream back for longer (corked for a call by a
-    /// role policy) is not asked a hundred times a second all along; libpulse's own updates
-    /// go on.
+    /// Until when the timer asks every 10 ms: half a second after the render thread handed
+    /// the stream over. A server that holds the stream back for longer (a loaded machine's
+    /// sink waking late, a stream corked for a call by a role policy) is asked twice as far
+    /// apart each time after that, up to half a second: not a hundred times a second all
+    /// along, and not never. libpulse's own updates are off for this stream
+    /// (``timingWithRequests``): with the asks ending at half a second, the next came with
+    /// the next write request, up to a second later, and the position stood still while
+    /// the sound played (`SoundServerPlayTests.serverRestart`, at PulseAudio's defaults in
+    /// a loaded CI pass: 0.8 s after the play it had not moved).
     private var startWatchUntil: pa_usec_t = 0
+    /// The interval to the timer's next ask (see ``startWatchUntil``). Under the lock.
+    private var startWatchInterval: pa_usec_t = 10_000
 
     private func watchForPlayingSink() {
         let now = pa_rtclock_now()
-        guard request.longBuffer, now < startWatchUntil else { return }
-        let due = now + 10_000
+        guard request.longBuffer else { return }
+        if now >= startWatchUntil { startWatchInterval = min(500_000, 2 * startWatchInterval) }
+        let due = now + startWatchInterval
         if let startWatch {
             // Fired (a timer event stays until freed): set it again.
             pa_context_rttime_restart(context, startWatch, due)

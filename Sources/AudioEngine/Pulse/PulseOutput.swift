@@ -333,7 +333,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // With block-synced requests the sink's block (a period) plays on top of the queue.
         self.bufferFrames = granted.map { Int($0.tlength) / frameBytes + (synced ? grantedPeriod : 0) } ?? bufferFrames
         // pipewire-pulse's timing moves in graph cycles: its own clock (see `GraphCycleClock`).
-        graphTiming = serverName.contains("PipeWire") ? GraphCycleTiming(rate: Int(rate)) : nil
+        graphTiming = onPipeWire ? GraphCycleTiming(rate: Int(rate)) : nil
         // From now on the write request also reaches the output itself, for pulling. The
         // output outlives the callback: every owner closes it before letting go, and `close`
         // clears the callback under the lock.

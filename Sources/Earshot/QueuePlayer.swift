@@ -575,14 +575,18 @@ public final class QueuePlayer: Sendable {
     private func replayEndingItem(from time: TimeInterval?, changing change: (AudioPlayer) -> Void) -> Bool {
         let (player, ahead) = state.withLock { s in (s.player, s.ahead.map(\.player)) }
         guard let player, player.isEndingUnheard else { return false }
-        player.pause()
-        // Where the pause leaves the listener, for a change that goes on from there.
-        let paused = player.currentTime
-        for next in ahead where next.isPlaying { sendBack(next) }
-        change(player)
-        for next in ahead { change(next) }
-        player.currentTime = time ?? paused
-        if state.withLock({ $0.wantsToPlay && !$0.suspended }) { playCurrent(player) }
+        // One change to the engine: it restarts once, from where all of it leaves the
+        // items, as soon as both are primed again (see `AudioEngine.holdingChanges`).
+        engine.holdingChanges {
+            player.pause()
+            // Where the pause leaves the listener, for a change that goes on from there.
+            let paused = player.currentTime
+            for next in ahead where next.isPlaying { sendBack(next) }
+            change(player)
+            for next in ahead { change(next) }
+            player.currentTime = time ?? paused
+            if state.withLock({ $0.wantsToPlay && !$0.suspended }) { playCurrent(player) }
+        }
         return true
     }
 

@@ -64,6 +64,9 @@ extension AudioEngine {
                 take(opened, into: &state)
                 return .none
             }
+            // A change made in steps (see `holdingChanges`): nothing is mixed, flushed or
+            // restarted until it is whole, while the long buffer plays on.
+            if state.running, changesHeld.load(ordering: .acquiring) > 0 { return .untilSignalled }
             // The clock and the frames written count at the output's rate.
             let rate = Double(state.rate)
 
@@ -362,10 +365,11 @@ extension AudioEngine {
     /// is heard (a voice started, paused, stopped or sought, a volume, pan, rate or process
     /// gain changed): drops what the server has not played and puts every voice back to the
     /// engine frame the next write lands on, so that the change is heard at once. Waits
-    /// first (returning how long: at most ``restartPrimeWait`` in all, or
-    /// ``longBufferPrimeWait`` while a voice's seek is not applied; the reader wakes it
-    /// sooner) until the voices that play are ready: a sought or new voice primed, so that
-    /// nothing stops while it decodes. Does nothing when a voice cannot go back that far (one ended in
+    /// first (returning how long; the reader wakes it sooner) until the voices that play are
+    /// ready: a sought or new voice primed, a voice given a new rate primed through the
+    /// stretcher again, so that nothing stops while it decodes. The old buffer plays on
+    /// meanwhile, so the wait loses nothing but time: it lasts at most
+    /// ``longBufferPrimeWait``. Does nothing when a voice cannot go back that far (one ended in
     /// the part not yet heard, or was not mixed without a gap): the change is then heard
     /// when the buffer has played, as without a long buffer. Atomics and the output's
     /// flush only.
@@ -373,16 +377,21 @@ extension AudioEngine {
         let now = MonotonicClock.seconds()
         let asked = state.restartAskedAt ?? now
         state.restartAskedAt = asked
+        let rate = Double(state.rate)
         if !playingVoicesReady() {
-            // A voice whose seek is not applied yet would sit the write out (see
-            // `Voice.render`): with a long buffer, seconds of silence where it should play.
-            // The old buffer plays on meanwhile, so waiting longer for it loses nothing.
-            let limit = voiceTable.forEach({ !$0.seekPending }) ? AudioEngine.restartPrimeWait : AudioEngine.longBufferPrimeWait
-            if now < asked + limit { return .seconds(asked + limit - now) }
+            // A voice not ready would sit the write out (see `Voice.render`): with a long
+            // buffer, up to a period of silence where it should play. Waiting costs at most
+            // the time it takes: the old buffer plays on, or, once it has run out, silence
+            // until the voices can play, where a write now would add a period of it. (A rate
+            // change in an item's last buffer stretches that item and the next again: a debug
+            // build's stretcher took 0.3 s, and a restart that went ahead after 50 ms, as it
+            // did, wrote silence for both, a 0.74 s gap before the next item at PulseAudio's
+            // defaults in 4 of 6 runs.)
+            let limit = asked + AudioEngine.longBufferPrimeWait
+            if now < limit { return .seconds(limit - now) }
         }
         state.restartAskedAt = nil
         restartRequested.store(false, ordering: .releasing)
-        let rate = Double(state.rate)
         // The earliest frame the flush can leave the next write at: what is heard now, less
         // the interpolation's error.
         let earliest = Int64(deviceCurrentTime * rate) - Int64(rate * 0.02)
@@ -416,10 +425,6 @@ extension AudioEngine {
     /// that follow a restart put it right within the half second.
     static let restartTimingWatch = 0.5
 
-    /// How long a restart waits for its voices to be primed before it goes ahead with what
-    /// they have: the old buffer is heard meanwhile, so the change is heard that much later.
-    static let restartPrimeWait = 0.05
-
     /// How long a long buffer's first write waits for the playing voices to be primed
     /// before it goes ahead with what they have (see `primeFrames`): decoding a buffer and a
     /// half of FLAC and resampling it took 10–30 ms in a release build here.
@@ -436,6 +441,23 @@ extension AudioEngine {
             guard state == Voice.PlayState.playing.rawValue || state == Voice.PlayState.queued.rawValue else { return true }
             return !voice.seekPending && voice.primed.load(ordering: .acquiring)
         }
+    }
+
+    /// Any thread: makes the changes `body` makes to voices (a pause, a seek, a play, a rate)
+    /// one change to the render thread: while it runs, a running stream is neither mixed
+    /// nor flushed nor restarted, so that a restart after it sees every voice where `body`
+    /// left it, and the long buffer plays on meanwhile. Without it, a queue that paused an
+    /// item in its last buffer to play it on at a new rate had the stream flushed at the
+    /// pause (every voice was ready then), and restarted again, with nothing buffered, at
+    /// the play, when neither item was primed: silence until both were. `body` must not
+    /// wait for the render thread.
+    package func holdingChanges<T>(_ body: () throws -> T) rethrows -> T {
+        changesHeld.add(1, ordering: .sequentiallyConsistent)
+        defer {
+            changesHeld.subtract(1, ordering: .sequentiallyConsistent)
+            renderWake.signal()
+        }
+        return try body()
     }
 
     /// Any thread, as the last playing voice pauses or stops (`change` stores its new state):
@@ -794,8 +816,7 @@ struct RenderState {
     var silence: SilenceTracker
     var idleSince: Double?
     /// While a restart waits for its voices: when it was first looked at (it goes ahead
-    /// regardless after ``AudioEngine/restartPrimeWait``, or ``AudioEngine/longBufferPrimeWait``
-    /// while a voice's seek is not applied).
+    /// regardless after ``AudioEngine/longBufferPrimeWait``).
     var restartAskedAt: Double?
     /// While a long buffer's start waits for its voices: when it goes ahead regardless.
     var startDeadline: Double?
@@ -829,7 +850,8 @@ final class RenderPull: OutputPuller, @unchecked Sendable {
     }
 
     func mix(maxFrames: Int) -> (samples: UnsafePointer<Float>, frames: Int)? {
-        guard let engine = engine.value, engine.anyVoicePlaying() else { return nil }
+        // Held (see `AudioEngine.holdingChanges`): handed back to the render thread, which waits.
+        guard let engine = engine.value, engine.changesHeld.load(ordering: .acquiring) == 0, engine.anyVoicePlaying() else { return nil }
         let frames = min(maxFrames, state.capacity)
         engine.mixPeriod(&state, frames: frames)
         return (UnsafePointer(state.mix), frames)

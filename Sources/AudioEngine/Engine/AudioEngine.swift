@@ -205,6 +205,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// A change to what is heard while a long buffer plays: the render thread drops what the
     /// server has not played and mixes again from there (see `restartIfRequested`).
     let restartRequested = Atomic<Bool>(false)
+    /// Callers inside ``holdingChanges(_:)``: while above 0 the render thread leaves a
+    /// running stream alone.
+    let changesHeld = Atomic<Int>(0)
     /// A long buffer's stream start waits for its voices to be primed (render thread sets
     /// and clears it): the reader then wakes the render thread as a voice becomes primed.
     let startAwaitsVoices = Atomic<Bool>(false)

@@ -77,21 +77,33 @@ public struct AudioRoute: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why the route changed, with Apple's meanings (`AVAudioSession.RouteChangeReason`).
-public enum RouteChangeReason: Sendable, Hashable {
+public enum RouteChangeReason: UInt, Sendable, Hashable {
+    /// Something else about the route changed: the sound server came or went while a card
+    /// was reachable (the same hardware, seen another way), or an input that was not in use
+    /// left.
+    case unknown = 0
     /// A device became available and the route moved to it (headphones plugged in; a new
     /// sink appeared and became the default within the new-device window).
-    case newDeviceAvailable
+    case newDeviceAvailable = 1
     /// The device in use went away (headphones unplugged; the default sink unloaded; the
     /// sound server died). Apps usually pause here.
-    case oldDeviceUnavailable
+    case oldDeviceUnavailable = 2
     /// The session's category changed; reserved for the session layer
     /// (`RouteMonitor.reportCategoryChange()`).
-    case categoryChange
+    case categoryChange = 3
     /// The route was changed by a choice: the default sink or the active port switched to
     /// another one that already existed.
-    case override
-    /// Something else about the route changed (its description or channel count).
-    case unknown
+    case override = 4
+    /// The system woke from sleep. Never reported yet: nothing watches the system's sleep
+    /// (logind's `PrepareForSleep`), and the sound server's own changes on resume come as
+    /// the other reasons.
+    case wakeFromSleep = 6
+    /// No route suits the session's category (a recording category with no input). Never
+    /// reported yet: a lost input comes as ``oldDeviceUnavailable``.
+    case noSuitableRouteForCategory = 7
+    /// The devices in use are the same, but their configuration changed: the output's or
+    /// an input's channel count or description.
+    case routeConfigurationChange = 8
 }
 
 /// A route change, the analog of the routeChangeNotification's user info.

@@ -26,6 +26,7 @@ public enum InputRouteRule {
         let oldDefault = old.first
         let newDefault = new.first
         if oldDefault?.name != newDefault?.name, oldDefault?.isMonitor == false || newDefault?.isMonitor == false { return .override }
-        return oldInputs == newInputs ? nil : .unknown
+        guard oldInputs != newInputs else { return nil }
+        return Set(oldInputs.map(\.name)) == newNames ? .routeConfigurationChange : .unknown
     }
 }

@@ -178,7 +178,7 @@ struct RouteTracker: Sendable {
         }
 
         if previousKey.sink == nextKey.sink && previousKey.port == nextKey.port {
-            return .unknown
+            return .routeConfigurationChange
         }
         // Did we move to something that just arrived?
         if previousKey.sink != nextKey.sink && isNew(sink: nextKey.sink, at: next.time) {

@@ -185,8 +185,8 @@ extension AVAudioSession {
 
     /// Why the route changed, as `AVAudioSessionRouteChangeReasonKey` carries it, with all
     /// eight of Apple's values. Earshot reports `unknown`, `newDeviceAvailable`,
-    /// `oldDeviceUnavailable`, `categoryChange` and `override`; the other three are never
-    /// posted.
+    /// `oldDeviceUnavailable`, `categoryChange`, `override` and `routeConfigurationChange`;
+    /// `wakeFromSleep` and `noSuitableRouteForCategory` are never posted yet.
     public enum RouteChangeReason: UInt, Sendable {
         /// The reason is unknown.
         case unknown = 0
@@ -198,22 +198,16 @@ extension AVAudioSession {
         case categoryChange = 3
         /// The route was overridden (another output chosen).
         case override = 4
-        /// The device woke from sleep (never posted).
+        /// The device woke from sleep (never posted yet).
         case wakeFromSleep = 6
-        /// No route suits the category (never posted).
+        /// No route suits the category (never posted yet).
         case noSuitableRouteForCategory = 7
-        /// The route's configuration changed (never posted).
+        /// The devices in use are the same; their channel count or description changed.
         case routeConfigurationChange = 8
 
-        /// The reason for Earshot's.
+        /// The reason for Earshot's, which has Apple's values.
         init(_ reason: AudioSession.RouteChangeReason) {
-            switch reason {
-            case .newDeviceAvailable: self = .newDeviceAvailable
-            case .oldDeviceUnavailable: self = .oldDeviceUnavailable
-            case .categoryChange: self = .categoryChange
-            case .override: self = .override
-            case .unknown: self = .unknown
-            }
+            self = RouteChangeReason(rawValue: reason.rawValue) ?? .unknown
         }
     }
 

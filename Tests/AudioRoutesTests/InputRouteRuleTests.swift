@@ -37,13 +37,13 @@ import Testing
         #expect(InputRouteRule.reason(from: [monitor, headset], to: [monitor]) == .unknown)
     }
 
-    @Test("the default switching to an input already there is override; a changed description is unknown")
+    @Test("the default switching to an input already there is override; a changed description is a configuration change")
     func switched() {
         #expect(InputRouteRule.reason(from: [monitor, builtIn], to: [builtIn, monitor]) == .override)
         #expect(InputRouteRule.reason(from: [builtIn, headset], to: [headset, builtIn]) == .override)
         var renamed = builtIn
         renamed.portName = "Front Microphone"
-        #expect(InputRouteRule.reason(from: [builtIn], to: [renamed]) == .unknown)
+        #expect(InputRouteRule.reason(from: [builtIn], to: [renamed]) == .routeConfigurationChange)
     }
 
     @Test("a route's description lists its inputs after its outputs")

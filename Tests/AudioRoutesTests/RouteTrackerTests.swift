@@ -136,10 +136,10 @@ import Testing
         #expect(replugged?.reason == .newDeviceAvailable)
     }
 
-    @Test func aChannelCountChangeIsUnknown() {
+    @Test func aChannelCountChangeIsAConfigurationChange() {
         var tracker = RouteTracker()
         _ = tracker.update(snapshot("a", [null("a")], at: 0))
-        #expect(tracker.update(snapshot("a", [null("a", channels: 6)], at: 1))?.reason == .unknown)
+        #expect(tracker.update(snapshot("a", [null("a", channels: 6)], at: 1))?.reason == .routeConfigurationChange)
     }
 
     @Test func volumeOnlyEventsChangeNothing() {

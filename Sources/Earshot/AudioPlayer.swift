@@ -140,7 +140,9 @@ public final class AudioPlayer: Sendable {
                 guard let self else { return }
                 if let error = error as? AudioFileError {
                     self.continuation.yield(.decodeError(error))
-                    self.delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
+                    let delegate = self.delegate
+                    delegate?.audioPlayerDecodeErrorDidOccur(self, error: error)
+                    delegate?.audioPlayerDecodeErrorDidOccur(self, error: error as (any Error)?)
                 } else if let error = error as? AudioEngineError {
                     // The output failed under the player: the engine paused it where it was
                     // heard; its owner (a queue) must stop saying it plays.
@@ -295,7 +297,9 @@ public final class AudioPlayer: Sendable {
         if began {
             delegate?.audioPlayerBeginInterruption(self)
         } else {
+            let delegate = self.delegate
             delegate?.audioPlayerEndInterruption(self, shouldResume: shouldResume)
+            delegate?.audioPlayerEndInterruption(self, withOptions: shouldResume ? 1 : 0)
         }
     }
 
@@ -441,17 +445,30 @@ public final class AudioPlayer: Sendable {
 ///
 /// Every method has an empty default; they are called on the engine's event thread (the
 /// interruption ones on the thread that delivers the session's notifications).
+///
+/// A method written as an iOS app writes it for `AVAudioPlayerDelegate` is called too:
+/// `audioPlayerDecodeErrorDidOccur(_:error:)` with an `(any Error)?` and
+/// `audioPlayerEndInterruption(_:withOptions:)` are requirements of their own, called
+/// beside Earshot's typed ones (an app implements either; one that implements both gets
+/// both). Without them such a method would compile as a method of the app's own, never
+/// called.
 public protocol AudioPlayerDelegate: AnyObject, Sendable {
     /// Playback reached the end (after the loops), or stopped on a decode error.
     func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool)
     /// The file could not be decoded past some point.
     func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError)
+    /// The file could not be decoded past some point, in iOS's shape: `error` is the
+    /// ``AudioFileError``.
+    func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?)
     /// The audio session was interrupted while the player played; it is paused.
     func audioPlayerBeginInterruption(_ player: AudioPlayer)
     /// The interruption ended. With `shouldResume` the player plays again by itself unless
     /// ``AudioPlayer/automaticallyResumesAfterInterruption`` is false (the
     /// `audioPlayerEndInterruption(_:withOptions:)` analog, its option as a Bool).
     func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool)
+    /// The interruption ended, in iOS's shape: `flags` is 1
+    /// (`AVAudioSession.InterruptionOptions.shouldResume`) when the player may resume, else 0.
+    func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int)
 }
 
 extension AudioPlayerDelegate {
@@ -460,7 +477,11 @@ extension AudioPlayerDelegate {
     /// Does nothing.
     public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: AudioFileError) {}
     /// Does nothing.
+    public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: (any Error)?) {}
+    /// Does nothing.
     public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
     /// Does nothing.
     public func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool) {}
+    /// Does nothing.
+    public func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) {}
 }

@@ -254,7 +254,9 @@ public final class AudioRecorder: Sendable {
         let successfully: Bool
         if case .failed(let error) = ending {
             continuation.yield(.encodeError(error))
+            let delegate = self.delegate
             delegate?.audioRecorderEncodeErrorDidOccur(self, error: error)
+            delegate?.audioRecorderEncodeErrorDidOccur(self, error: error as (any Error)?)
             successfully = false
         } else {
             successfully = true
@@ -349,11 +351,17 @@ public enum AudioRecorderError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// Receives an ``AudioRecorder``'s events (the `AVAudioRecorderDelegate` analog).
+///
+/// `audioRecorderEncodeErrorDidOccur(_:error:)` written as an iOS app writes it, with an
+/// `(any Error)?`, is a requirement of its own and is called beside the typed one, so that
+/// it does not compile as a method of the app's own, never called.
 public protocol AudioRecorderDelegate: AnyObject, Sendable {
     /// The recording ended; the file is complete. `flag` is false after an encode error.
     func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool)
     /// The file could not be written or the input failed; the recorder stopped.
     func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: AudioRecorder.RecordingError)
+    /// The same, in iOS's shape: `error` is the ``AudioRecorder/RecordingError``.
+    func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: (any Error)?)
 }
 
 extension AudioRecorderDelegate {
@@ -361,4 +369,6 @@ extension AudioRecorderDelegate {
     public func audioRecorderDidFinishRecording(_ recorder: AudioRecorder, successfully flag: Bool) {}
     /// Does nothing by default.
     public func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: AudioRecorder.RecordingError) {}
+    /// Does nothing by default.
+    public func audioRecorderEncodeErrorDidOccur(_ recorder: AudioRecorder, error: (any Error)?) {}
 }

@@ -91,7 +91,9 @@ extension AudioPlayerTests {
                 events.value.contains { if case .interruptionEnded(shouldResume: true) = $0 { true } else { false } }
             }
             try await eventually("the player to play again", timeout: 5) { player.isPlaying }
-            #expect(delegate.calls.value == ["began", "ended true"])
+            // Both shapes of the end: Earshot's, and iOS's `withOptions:` (1, shouldResume).
+            try await eventually("the delegate's ended", timeout: 2) { delegate.calls.value.count >= 3 }
+            #expect(delegate.calls.value == ["began", "ended true", "ended withOptions 1"])
             player.stop()
         }
     }
@@ -174,6 +176,8 @@ final class InterruptionDelegate: AudioPlayerDelegate {
     let calls = Locked<[String]>([])
     func audioPlayerBeginInterruption(_ player: AudioPlayer) { calls.withLock { $0.append("began") } }
     func audioPlayerEndInterruption(_ player: AudioPlayer, shouldResume: Bool) { calls.withLock { $0.append("ended \(shouldResume)") } }
+    /// As an iOS app writes it (`AVAudioPlayerDelegate`): called too.
+    func audioPlayerEndInterruption(_ player: AudioPlayer, withOptions flags: Int) { calls.withLock { $0.append("ended withOptions \(flags)") } }
 }
 
 extension AudioPlayerTests {

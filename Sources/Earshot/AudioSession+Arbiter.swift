@@ -7,7 +7,7 @@ import SessionPolicy
 /// (again after the host changed), and the arbiter's signals.
 extension AudioSession {
     /// Connects to the session bus and the arbiter (hosting it if no process does), as the
-    /// first ``setActive(_:options:)`` or the first player's sound otherwise does. Idempotent.
+    /// first ``setActive(_:options:)-4wxrc`` or the first player's sound otherwise does. Idempotent.
     ///
     /// - Throws: ``DBusError`` when the bus cannot be reached.
     public func connect() async throws {

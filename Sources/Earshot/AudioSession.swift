@@ -28,7 +28,7 @@ public final class AudioSession: Sendable {
     /// The session whose players follow interruptions, once one has connected.
     static let connected = Mutex<AudioSession?>(nil)
 
-    /// How ``setActive(_:options:)`` acts (the `AVAudioSession.SetActiveOptions` analog).
+    /// How ``setActive(_:options:)-4wxrc`` acts (the `AVAudioSession.SetActiveOptions` analog).
     public struct SetActiveOptions: OptionSet, Sendable, Hashable {
         /// The options' bits.
         public let rawValue: Int
@@ -187,7 +187,7 @@ public final class AudioSession: Sendable {
 
     // MARK: Category and activation
 
-    /// The session's category (soloAmbient until ``setCategory(_:mode:options:)``).
+    /// The session's category (soloAmbient until ``setCategory(_:mode:options:)-2n7tw``).
     public var category: Category { state.withLock { $0.category } }
     /// The category's options, normalised as on iOS.
     public var categoryOptions: CategoryOptions { state.withLock { $0.options } }

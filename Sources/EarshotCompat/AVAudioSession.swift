@@ -108,7 +108,7 @@ public final class AVAudioSession: NSObject, @unchecked Sendable {
     /// - Throws: as ``setCategory(_:mode:options:)``.
     public func setCategory(_ category: Category, mode: Mode, policy: RouteSharingPolicy, options: CategoryOptions = []) throws {
         let session = self.session
-        try waitFor { try await session.setCategory(category.earshot, mode: mode.earshot, options: options.earshot) }
+        try session.setCategory(category.earshot, mode: mode.earshot, options: options.earshot)
         requested.withLock { $0 = (category, mode, options, policy) }
     }
 
@@ -131,7 +131,7 @@ public final class AVAudioSession: NSObject, @unchecked Sendable {
         let session = self.session
         let earshotOptions: AudioSession.SetActiveOptions = options.contains(.notifyOthersOnDeactivation) ? .notifyOthersOnDeactivation : []
         do {
-            try waitFor { try await session.setActive(active, options: earshotOptions) }
+            try session.setActive(active, options: earshotOptions)
         } catch let error as AudioSessionError {
             guard case .isBusy = error else { throw error }
             throw NSError(domain: NSOSStatusErrorDomain, code: 560_030_580,

@@ -101,35 +101,6 @@ func postFromMainQueue(_ post: @escaping @Sendable () -> Void) {
     }
 }
 
-/// Runs an `async` Earshot call to its end and returns its result, blocking the calling
-/// thread: the synchronous `throws` shape of Apple's methods over Earshot's `async` ones.
-///
-/// The work runs in a detached task on Swift's global executor; the caller waits on a
-/// semaphore. It cannot deadlock on the work itself: Earshot's session calls run on their
-/// own path task and the bus's thread, never on the main queue, which the caller may hold
-/// (as iOS code calls `setCategory` on the main thread). A caller that is itself a task of
-/// the global executor blocks one of its threads for the call's length (a round trip to the
-/// arbiter), and the work needs another: as many such calls at once as the executor has
-/// threads (one per core) leave it none, and they hang. Earshot's session work runs on the
-/// global executor (its path is a task), so a wait that needs no executor thread at all
-/// would take a synchronous path in Earshot itself.
-func waitFor<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Locked<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task.detached {
-        let outcome: Result<T, any Error>
-        do {
-            outcome = .success(try await work())
-        } catch {
-            outcome = .failure(error)
-        }
-        result.withLock { $0 = outcome }
-        done.signal()
-    }
-    done.wait()
-    return try result.withLock { $0! }.get()
-}
-
 /// A number from a dictionary value as iOS code stores it: `NSNumber`, or a Swift
 /// `Double`, `Float`, `Int` or `UInt` (which iOS bridges to `NSNumber`).
 func number(_ value: Any?) -> Double? {

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-# The figure table of README.md from the output of the fast benchmarks (run by bench/readme-table).
-#   readme_table.py OUTDIR [README]
+# The figure table of docs/benchmarks.md from the output of the fast benchmarks (run by
+# bench/readme-table).
+#   readme_table.py OUTDIR [FILE]
 # Reads OUTDIR/readme-mpris-latency.txt and OUTDIR/readme-session-latency.txt (each benchmark's
-# standard output), prints the table with the date and the machine, and with README replaces
-# what lies between the marker comments <!-- bench-table:begin --> and <!-- bench-table:end -->.
+# standard output), prints the table with the date and the machine, and with FILE
+# (docs/benchmarks.md) replaces what lies between the marker comments
+# <!-- bench-table:begin --> and <!-- bench-table:end -->.
 import datetime, os, platform, re, subprocess, sys
 
 BEGIN, END = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
 out_dir = sys.argv[1]
-readme = sys.argv[2] if len(sys.argv) > 2 else None
+target = sys.argv[2] if len(sys.argv) > 2 else None
 
 
 def output(*command):
@@ -95,11 +97,11 @@ lines = [f"Written by `bench/readme-table` on {now}, on {machine()}"
 lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
 table = "\n".join(lines)
 print(table)
-if readme:
-    text = open(readme).read()
+if target:
+    text = open(target).read()
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        sys.exit(f"readme_table: {readme} has no single {BEGIN} … {END} pair")
+        sys.exit(f"readme_table: {target} has no single {BEGIN} … {END} pair")
     head, rest = text.split(BEGIN)
     _, tail = rest.split(END)
-    open(readme, "w").write(f"{head}{BEGIN}\n{table}\n{END}{tail}")
-    print(f"readme_table: wrote the table into {readme}", file=sys.stderr)
+    open(target, "w").write(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    print(f"readme_table: wrote the table into {target}", file=sys.stderr)

@@ -1,8 +1,8 @@
 import Earshot
 import FoundationEssentials
 
-/// The README's recording snippet: a playAndRecord session in the voiceChat mode, a mono
-/// 24-bit FLAC memo of 5 s, its levels, and the end of the recording.
+/// Recording: a playAndRecord session in the voiceChat mode, a mono 24-bit FLAC memo of
+/// 5 s, its levels, and the end of the recording.
 func recordingExample() async throws {
     let session = AudioSession.shared
     try await session.setCategory(.playAndRecord, mode: .voiceChat)   // streams tagged media.role=phone

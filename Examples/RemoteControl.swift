@@ -1,8 +1,9 @@
 import Earshot
 import FoundationEssentials
 
-/// The README's remote-control snippet: media keys and playerctl drive an `AudioPlayer`
-/// through MPRIS, and the process takes part in last sound wins.
+/// Remote control: media keys and playerctl drive an `AudioPlayer` through MPRIS, and the
+/// process takes part in last sound wins. The README shows its last handler, which hands
+/// app state over to the main actor.
 func remoteControlExample(playing url: URL) async throws {
     let player = try AudioPlayer(contentsOf: url)
     let commands = RemoteCommandCenter.shared

@@ -1,8 +1,8 @@
 import Earshot
 import FoundationEssentials
 
-/// The README's sound snippet: looping, rate with the pitch kept, a sample-accurate
-/// start, a gapless queue on MPRIS, and a theme sound.
+/// Sound: looping, rate with the pitch kept, a sample-accurate start, a gapless queue on
+/// MPRIS, and a theme sound.
 func soundExample(urls: [URL]) async throws {
     let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: "song.flac"))
     player.numberOfLoops = 1

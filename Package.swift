@@ -84,6 +84,11 @@ let package = Package(
 
         // The README's Swift snippets, compiled (ReadmeSnippetTests checks they match).
         .executableTarget(name: "earshot-examples", dependencies: ["Earshot"], path: "Examples"),
+        // iOS audio code ported by its import block (the seeds' listings), run across processes
+        // by EndToEndTests.SessionIOSPortTests.
+        // Swift 5 mode, as the iOS code it stands for is written.
+        .executableTarget(name: "earshot-ios-ports", dependencies: ["EarshotCompat"], path: "Ports",
+                          swiftSettings: [.swiftLanguageMode(.v5)]),
 
         // In-process audio measurements for the benchmarks in bench/.
         .executableTarget(

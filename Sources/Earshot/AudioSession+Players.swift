@@ -29,9 +29,11 @@ extension AudioSession {
     /// Publishes the app's remote control as an MPRIS player on the session's connection
     /// and adopts it (``adopt(_:commands:)``): media keys, headset buttons, `playerctl` and
     /// the desktop's media widgets then drive `commands` and show `nowPlaying`, and the
-    /// process takes part in last sound wins. The `MPRemoteCommandCenter` and
-    /// `MPNowPlayingInfoCenter` of iOS need no such call; on the desktop, the player's
-    /// name and identity come from `configuration`.
+    /// process takes part in last sound wins. As on iOS, an app need not call it: the
+    /// ``shared`` session publishes the shared centers by itself once one of their commands
+    /// has a handler or now-playing info is set, named after the process. An app calls it
+    /// to choose the player's name, identity and desktop entry, or to publish other centers
+    /// or a track list; its player then replaces the one published without a call.
     ///
     /// - Parameters:
     ///   - configuration: the bus-name suffix, identity and desktop entry.
@@ -45,6 +47,8 @@ extension AudioSession {
         _ configuration: MPRISConfiguration, commands: RemoteCommandCenter = .shared,
         nowPlaying: NowPlayingInfoCenter = .default, trackList: (any TrackListSource)? = nil
     ) async throws -> MPRISPlayer {
+        // The app's own player replaces the one published without a call.
+        supersedeImplicitRemoteControl()
         let player = try MPRISPlayer(connection: try await connection(), configuration: configuration,
                                      commandCenter: commands, nowPlayingInfoCenter: nowPlaying, trackList: trackList)
         try await adopt(player, commands: commands)

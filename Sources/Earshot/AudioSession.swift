@@ -22,8 +22,14 @@ import Synchronization
 /// player that plays joins and activates, without delaying its sound. A process that
 /// plays nothing (or only ``SystemSound``s) stays off the bus.
 public final class AudioSession: Sendable {
-    /// The process's session, on the session bus and the shared engine.
-    public static let shared = AudioSession()
+    /// The process's session, on the session bus and the shared engine. It publishes the
+    /// shared remote commands and now-playing info on MPRIS by itself, as iOS shows an app
+    /// that has them (see ``publishRemoteControl(_:commands:nowPlaying:trackList:)``).
+    public static let shared: AudioSession = {
+        let session = AudioSession()
+        session.publishSharedCentersImplicitly()
+        return session
+    }()
 
     /// The session whose players follow interruptions, once one has connected.
     static let connected = Mutex<AudioSession?>(nil)
@@ -77,6 +83,8 @@ public final class AudioSession: Sendable {
     let state = Mutex(SessionState())
     let observers = Observers<Notification>()
     let remoteCommandsAvailability = Mutex<RemoteCommandCenter?>(nil)
+    /// The remote control published without a call (see `AudioSession+ImplicitRemoteControl.swift`).
+    let implicitRemoteControl = Mutex(ImplicitRemoteControl())
     /// The one path to the arbiter (see `AudioSession+Events.swift`): its steps run one at
     /// a time, in the order they were enqueued.
     let steps: AsyncStream<Step>.Continuation

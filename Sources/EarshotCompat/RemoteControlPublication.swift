@@ -1,13 +1,12 @@
 internal import Earshot
 
 /// The app's MPRIS player, published without a call: iOS shows an app on the lock screen
-/// once it has remote-command handlers or now-playing info, and Earshot needs
-/// `AudioSession.publishRemoteControl` for that. The first handler added to a carried
-/// command of ``MPRemoteCommandCenter/shared()``, or the first non-nil
-/// ``MPNowPlayingInfoCenter/nowPlayingInfo`` of ``MPNowPlayingInfoCenter/default()``,
-/// publishes it, once, on the shared session's connection: named after the process
-/// (`org.mpris.MediaPlayer2.<process name>`), with Earshot's shared command and now-playing
-/// centers. A failed attempt (no session bus) is tried again at the next trigger.
+/// once it has remote-command handlers or now-playing info. Earshot's shared session does
+/// the same for the shared centers these wrap, from its creation on; the first handler
+/// added to a carried command of ``MPRemoteCommandCenter/shared()``, or the first non-nil
+/// ``MPNowPlayingInfoCenter/nowPlayingInfo`` of ``MPNowPlayingInfoCenter/default()``, makes
+/// sure that session exists, so that an app that has not played yet shows up too (named
+/// after the process, `org.mpris.MediaPlayer2.<process name>`).
 package final class RemoteControlPublication: @unchecked Sendable {
     static let shared = RemoteControlPublication()
 
@@ -15,7 +14,7 @@ package final class RemoteControlPublication: @unchecked Sendable {
     private let phase = Locked(Phase.idle)
     /// What publishing does (the package's tests replace it so as to publish nothing).
     private static let action = Locked<@Sendable () async throws -> AnyObject>({
-        try await AudioSession.shared.publishRemoteControl(configuration)
+        AudioSession.shared
     })
 
     /// Replaces what publishing does (the package's tests count the attempts instead of
@@ -42,13 +41,5 @@ package final class RemoteControlPublication: @unchecked Sendable {
                 phase.withLock { $0 = .idle }
             }
         }
-    }
-
-    /// The process's player: named after the process, shown by that name.
-    static var configuration: MPRISConfiguration {
-        let process = ProcessInfo.processInfo.processName
-        var name = String(process.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
-        if name.isEmpty || name.first!.isNumber { name = "_" + name }
-        return MPRISConfiguration(appName: name, identity: process.isEmpty ? name : process)
     }
 }

@@ -79,6 +79,9 @@ public enum Paths {
         return packageRoot + "/.build/debug/earshot"
     }
 
+    /// The built `earshot-ios-ports` (iOS code ported by its import block; see `Ports/`).
+    public static var iosPorts: String { packageRoot + "/.build/debug/earshot-ios-ports" }
+
     /// The optimized `earshot`, for tests whose real-time work the debug build cannot do in
     /// time (mixing 768,000 frames a second): `EARSHOT_RELEASE_BIN`, else the installed
     /// system's build that scripts/test makes before its real-time passes

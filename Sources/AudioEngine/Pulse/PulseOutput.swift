@@ -51,6 +51,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let underflows = Atomic<Int>(0)
         /// Where (the stream's byte index) the last flush left nothing to play, or −1.
         let flushedAt = Atomic<Int64>(-1)
+        /// Where (the stream's write index, in bytes) the output last saw by itself that the
+        /// stream had run dry (``PulseOutput/noteDropoutIfRanDry()``), or −1: the server's
+        /// underflow at that index is the same dropout, counted once.
+        let dropoutSeenAt = Atomic<Int64>(-1)
         init(mainloop: OpaquePointer, wake: Semaphore) {
             self.mainloop = mainloop
             self.wake = wake
@@ -68,6 +72,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let at = stream.map { pa_stream_get_underflow_index($0) } ?? -1
         let flushedAt = signals.flushedAt.load(ordering: .relaxed)
         if at >= 0, flushedAt >= 0, at <= flushedAt { return }
+        if at >= 0, at == signals.dropoutSeenAt.load(ordering: .relaxed) { return }
         signals.underflows.add(1, ordering: .relaxed)
     }
 
@@ -154,6 +159,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Set once by `close`, which frees the mainloop: nothing may lock it afterwards.
     private let closed = Atomic<Bool>(false)
     private var underflowsSeen = 0
+    /// The last write's end (monotonic seconds) and what was buffered after it, in seconds
+    /// (the delay: written and not yet heard); nil after a drain or flush, and before the
+    /// first write. Under the lock. See ``noteDropoutIfRanDry()``.
+    private var lastWrite: (at: Double, buffered: Double)?
     /// Set by a drain or flush: the stream's own underflow at the end of a sound may be
     /// reported late, so the next write starts counting afresh.
     private var restarting = false
@@ -393,15 +402,48 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 continue
             }
             let count = min(writable / frameBytes, frames - offset)
+            // Here, after the wait for room, not before it: a process stopped meanwhile has
+            // its dropout inside that wait.
+            noteDropoutIfRanDry()
             guard send(samples + offset * 2, frames: count, seek: seek) else { return .failed(PulseClient.error(context)) }
             seek = PA_SEEK_RELATIVE
             offset += count
         }
         requestTiming()
+        noteWritten()
         let underflows = signals.underflows.load(ordering: .relaxed)
         defer { underflowsSeen = underflows }
         return underflows != underflowsSeen ? .recovered : .written
     }
+
+    /// Under the lock, before a write: counts a dropout (as an underflow of the server's
+    /// would be) when more time has passed since the last write than it left buffered, by
+    /// ``dropoutSlack`` or more: the stream ran dry meanwhile (the process was stopped or
+    /// starved). PulseAudio does not always say so: at its defaults (a resampled null sink
+    /// with rewinds) a process stopped for 0.4 s got no underflow at all (4 of 4 runs), and
+    /// the dropout went uncounted. Not on pipewire-pulse, whose underflows carry no index to
+    /// tell the two reports of one dropout apart; it reports them.
+    private func noteDropoutIfRanDry() {
+        defer { lastWrite = nil }
+        guard graphTiming == nil, let lastWrite else { return }
+        let dry = MonotonicClock.seconds() - lastWrite.at - lastWrite.buffered
+        guard dry >= PulseOutput.dropoutSlack else { return }
+        if let timing = pa_stream_get_timing_info(stream)?.pointee, timing.write_index_corrupt == 0 {
+            signals.dropoutSeenAt.store(timing.write_index, ordering: .relaxed)
+        }
+        signals.underflows.add(1, ordering: .relaxed)
+    }
+
+    /// Under the lock, after a write: when it ended and what it left buffered.
+    private func noteWritten() {
+        guard graphTiming == nil, let delay = lockedDelay() else { return }
+        lastWrite = (MonotonicClock.seconds(), Double(delay) / Double(sampleRate))
+    }
+
+    /// How far past the buffered audio a write must come to count as a dropout: more than
+    /// the clock's interpolation can be off (libpulse's estimate, the sink's latency in it),
+    /// so that a write that was merely late never counts.
+    static let dropoutSlack = 0.02
 
     func delay() -> Int? {
         pa_threaded_mainloop_lock(mainloop)
@@ -567,12 +609,14 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 handBack()
                 return
             }
+            noteDropoutIfRanDry()
             guard commitWrite(message.start, frames: filled, seek: takeRestart()) else {
                 // The render thread writes the next period itself and meets the error.
                 handBack()
                 return
             }
             requestTiming()
+            noteWritten()
             let underflows = signals.underflows.load(ordering: .relaxed)
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
@@ -702,6 +746,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func takeRestart() -> pa_seek_mode_t {
         guard restarting else { return PA_SEEK_RELATIVE }
         restarting = false
+        // Silent on purpose since: no dropout to look for before this write.
+        lastWrite = nil
         underflowsSeen = signals.underflows.load(ordering: .relaxed)
         return PA_SEEK_RELATIVE_ON_READ
     }
@@ -735,6 +781,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
         // The drain's own underflow is the end of the sound, not a dropout.
         restarting = true
+        lastWrite = nil
         return true
     }
 
@@ -774,6 +821,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             signals.flushedAt.store(after.read_index, ordering: .relaxed)
         }
         restarting = true
+        lastWrite = nil
     }
 
     /// Render thread, while the stream runs (a long buffer restarting, see

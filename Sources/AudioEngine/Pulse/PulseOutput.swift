@@ -434,9 +434,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         signals.underflows.add(1, ordering: .relaxed)
     }
 
-    /// Under the lock, after a write: when it ended and what it left buffered.
-    private func noteWritten() {
-        guard graphTiming == nil, let delay = lockedDelay() else { return }
+    /// Under the lock, after a write: when it ended and what it left buffered (`delay`, the
+    /// output's delay just after it, when the caller has it).
+    private func noteWritten(delay known: Int? = nil) {
+        guard graphTiming == nil, let delay = known ?? lockedDelay() else { return }
         lastWrite = (MonotonicClock.seconds(), Double(delay) / Double(sampleRate))
     }
 
@@ -616,11 +617,11 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
                 return
             }
             requestTiming()
-            noteWritten()
+            let delay = lockedDelay()
+            noteWritten(delay: delay)
             let underflows = signals.underflows.load(ordering: .relaxed)
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
-            let delay = lockedDelay()
             puller.wrote(frames: unnoted, delay: delay, sinkPlays: lockedSinkPlays(), underran: underran, flushRemainder: sinkLatency)
             guard playing else {
                 handBack()

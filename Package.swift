@@ -98,6 +98,7 @@ let package = Package(
 
         // Test support: a private dbus-daemon and subprocess helpers.
         .target(name: "TestSupport", dependencies: ["DBus"], path: "Tests/TestSupport"),
+        .target(name: "ArbiterTestSupport", dependencies: ["Arbiter", "DBus", "TestSupport"], path: "Tests/ArbiterTestSupport"),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "DBus", "TestSupport"]),
         // HarnessTests calls ALSA itself (the engine loads it at its first use; see CLibraryLoader).
@@ -107,7 +108,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EarshotTests",
-            dependencies: ["Earshot", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "TestSupport"]
+            dependencies: ["Earshot", "Arbiter", "ArbiterTestSupport", "AudioEngine", "AudioRoutes", "DBus", "MPRIS", "SessionPolicy", "Platform", "TestSupport"]
         ),
         // EarshotCompat's: the seed documents' iOS listings, ported by their import block alone,
         // and checks of the mapping that need no sound server. Swift 5 mode, as the iOS code
@@ -119,7 +120,7 @@ let package = Package(
         ),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
-        .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "DBus", "SessionPolicy", "Earshot", "AudioEngine", "TestSupport"]),
+        .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "ArbiterTestSupport", "DBus", "SessionPolicy", "TestSupport"]),
         // earshot-bench: BenchScriptTests runs its --help.
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot", "earshot-bench"]),
     ]

@@ -1,4 +1,5 @@
 @testable import Arbiter
+import ArbiterTestSupport
 import DBus
 import Foundation
 import SessionPolicy

@@ -1,4 +1,5 @@
 import Arbiter
+import ArbiterTestSupport
 import DBus
 import Foundation
 #if canImport(FoundationXML)

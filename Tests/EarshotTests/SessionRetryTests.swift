@@ -1,4 +1,5 @@
 @testable import Arbiter
+import ArbiterTestSupport
 import AudioEngine
 import DBus
 @testable import Earshot

@@ -125,3 +125,9 @@ let package = Package(
         .testTarget(name: "EndToEndTests", dependencies: ["TestSupport", "DBus", "earshot", "earshot-bench"]),
     ]
 )
+
+// `import X` is internal unless written `public import X` (SE-0409), in every Swift target:
+// what a module exposes of another is said where it is imported.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("InternalImportsByDefault")]
+}

@@ -1,7 +1,7 @@
-import Arbiter
-import AudioRoutes
-import DBus
-import SessionPolicy
+public import Arbiter
+public import AudioRoutes
+public import DBus
+public import SessionPolicy
 
 /// Connecting to the arbiter: hosting it when this process owns the name, registering
 /// (again after the host changed), and the arbiter's signals.

@@ -1,10 +1,10 @@
-import AudioEngine
+public import AudioEngine
 public import AudioRoutes
-import DBus
+public import DBus
 public import MPRIS
 public import SessionPolicy
-import Arbiter
-import Synchronization
+public import Arbiter
+public import Synchronization
 
 /// The process's audio session (the `AVAudioSession` analog): its category and options,
 /// activation, interruptions, ducking, routes, and whether other audio plays.

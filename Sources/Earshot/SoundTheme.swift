@@ -2,7 +2,7 @@
 // (freedesktop.org), which turn an event name such as "bell" or "message-new-instant"
 // into a sound file.
 
-import FoundationEssentials
+public import FoundationEssentials
 
 /// Finds sound files by freedesktop event name.
 ///

@@ -1,6 +1,6 @@
-import AudioEngine
+public import AudioEngine
 public import FoundationEssentials
-import Synchronization
+public import Synchronization
 
 /// A short sound for alerts and feedback (the System Sound Services analog).
 ///

@@ -1,4 +1,4 @@
-import DBus
+public import DBus
 
 /// How an app appears on the bus as an MPRIS player.
 public struct MPRISConfiguration: Sendable {

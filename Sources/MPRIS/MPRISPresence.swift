@@ -1,7 +1,7 @@
-import DBus
-import Dispatch
-import Glibc
-import Synchronization
+public import DBus
+public import Dispatch
+public import Glibc
+public import Synchronization
 
 /// The app's one entry on MPRIS, `org.mpris.MediaPlayer2.<app>`, which stays with one
 /// process while the target moves between the app's processes (docs/mpris-presence.md).

@@ -1,6 +1,6 @@
-import ArgumentParser
-import Earshot
-import SessionPolicy
+public import ArgumentParser
+public import Earshot
+public import SessionPolicy
 
 /// The audio-session options of the commands that play.
 struct SessionOptions: ParsableArguments {

@@ -1,6 +1,6 @@
-import Arbiter
-import DBus
-import TestSupport
+public import Arbiter
+public import DBus
+public import TestSupport
 
 /// For the tests that need an arbiter of their own (ArbiterTests, and EarshotTests' session
 /// tests against an in-process arbiter): a target of its own, so that neither imports the

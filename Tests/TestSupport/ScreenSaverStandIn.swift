@@ -1,7 +1,7 @@
-import DBus
-import Foundation
+public import DBus
+public import Foundation
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// Holds a ``ScreenSaverStandIn``'s answers until a test opens it: a busy saver, with the

@@ -1,5 +1,5 @@
-import Foundation
-import Synchronization
+public import Foundation
+public import Synchronization
 
 /// What a finished command printed and returned.
 public struct CommandResult: Sendable {

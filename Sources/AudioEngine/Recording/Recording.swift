@@ -1,7 +1,7 @@
-import Platform
-import Synchronization
+public import Platform
+public import Synchronization
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// One recording into a file: an input stream (sound server or ALSA) whose capture callback

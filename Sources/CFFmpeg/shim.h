@@ -24,5 +24,7 @@ static inline int earshot_averror_exit(void) { return AVERROR_EXIT; }
 static inline int earshot_averror_protocol_not_found(void) { return AVERROR_PROTOCOL_NOT_FOUND; }
 static inline int earshot_averror_http_not_found(void) { return AVERROR_HTTP_NOT_FOUND; }
 static inline int64_t earshot_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline int earshot_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int earshot_avfmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
 
 #endif

@@ -85,6 +85,21 @@ static void load(void) {
     RESOLVE(swresample, swr_free)
     RESOLVE(swresample, swr_get_out_samples)
     RESOLVE(swresample, swr_init)
+    // Encoding: FFmpeg 5.1 (libavcodec 59) through 7.1.
+    RESOLVE(avutil, av_frame_get_buffer)
+    RESOLVE(avutil, av_frame_make_writable)
+    RESOLVE(avformat, av_interleaved_write_frame)
+    RESOLVE(avcodec, av_packet_rescale_ts)
+    RESOLVE(avformat, av_write_trailer)
+    RESOLVE(avcodec, avcodec_find_encoder_by_name)
+    RESOLVE(avcodec, avcodec_parameters_from_context)
+    RESOLVE(avcodec, avcodec_receive_packet)
+    RESOLVE(avcodec, avcodec_send_frame)
+    RESOLVE(avcodec, avcodec_version)
+    RESOLVE(avformat, avformat_alloc_output_context2)
+    RESOLVE(avformat, avformat_free_context)
+    RESOLVE(avformat, avformat_new_stream)
+    RESOLVE(avformat, avformat_write_header)
 #undef RESOLVE
     loaded = 1;
 }

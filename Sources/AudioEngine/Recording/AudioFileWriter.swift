@@ -3,10 +3,31 @@ internal import CSndFile
 import Glibc
 #endif
 
+/// What a recording's writer thread writes into: a file that takes interleaved Float frames
+/// and is complete once finished. Used by one thread at a time (the writer thread; the capture
+/// callback never calls it, so that a slow disk or encoder cannot stall the input).
+protocol RecordingWriter: AnyObject, Sendable {
+    /// Writes `frames` interleaved frames.
+    func write(_ samples: UnsafePointer<Float>, frames: Int) throws(RecordingError)
+    /// Throws when the file lost its name on disk (its folder was removed).
+    func checkStillLinked() throws(RecordingError)
+    /// Completes the file and closes it; later calls do nothing.
+    func finish() throws(RecordingError)
+}
+
+extension RecordingFormat {
+    /// Creates (or truncates) `path` and returns the writer for the format: FFmpeg's for AAC
+    /// and Apple Lossless, libsndfile's for the rest.
+    func openWriter(path: String) throws(RecordingError) -> any RecordingWriter {
+        if fileType.isEncodedByFFmpeg { return try FFmpegFileWriter(path: path, format: self) }
+        return try AudioFileWriter(path: path, format: self)
+    }
+}
+
 /// A sound file being written through libsndfile, on a file descriptor the writer opened
 /// itself (so that errors carry `errno`'s reason and the file can be checked for removal).
 /// Used by one thread at a time (a recording's writer thread).
-final class AudioFileWriter: @unchecked Sendable {
+final class AudioFileWriter: RecordingWriter, @unchecked Sendable {
     let path: String
     let format: RecordingFormat
     private var file: OpaquePointer?
@@ -101,6 +122,7 @@ final class AudioFileWriter: @unchecked Sendable {
         case .flac: return Int32(SF_FORMAT_FLAC) | (format.bitDepth == 8 ? Int32(SF_FORMAT_PCM_S8) : pcm)
         case .oggVorbis: return Int32(SF_FORMAT_OGG) | Int32(SF_FORMAT_VORBIS)
         case .opus: return Int32(SF_FORMAT_OGG) | Int32(SF_FORMAT_OPUS)
+        case .aac, .appleLossless: return 0  // FFmpegFileWriter's; sf_format_check refuses 0
         }
     }
 }

@@ -6,7 +6,7 @@ public import Glibc
 
 /// One recording into a file: an input stream (sound server or ALSA) whose capture callback
 /// fills a ring, and a writer thread that takes the ring's frames and writes the ones that
-/// belong to the recording through libsndfile.
+/// belong to the recording through libsndfile (or FFmpeg, for AAC and Apple Lossless).
 ///
 /// The writer thread sleeps on the capture buffer's semaphore: it wakes once per captured
 /// fragment (about 20 ms) and on every command, never on a timer. The capture callback does
@@ -36,7 +36,7 @@ public final class Recording: @unchecked Sendable {
     let engine: AudioEngine
     private let buffer: CaptureBuffer
     private let stream: any CaptureInput
-    private let writer: AudioFileWriter
+    private let writer: any RecordingWriter
 
     private struct Segment {
         var start: UInt64
@@ -82,23 +82,37 @@ public final class Recording: @unchecked Sendable {
     ///
     /// - Throws: ``RecordingError``: the file cannot be created, the format is not
     ///   supported, or the input cannot be opened.
-    public init(path: String, format: RecordingFormat, input choice: AudioEngine.InputChoice = .init(),
-                identity: AudioEngine.StreamIdentity, engine: AudioEngine = .shared) throws(RecordingError) {
+    public convenience init(path: String, format: RecordingFormat, input choice: AudioEngine.InputChoice = .init(),
+                            identity: AudioEngine.StreamIdentity, engine: AudioEngine = .shared) throws(RecordingError) {
+        try self.init(path: path, format: format, engine: engine, openInput: { buffer throws(RecordingError) in
+            do throws(AudioEngineError) {
+                return try engine.openInput(choice, identity: identity, buffer: buffer)
+            } catch {
+                switch error {
+                case .deviceUnavailable(let device, let reason): throw .inputFailed(input: device, reason: reason)
+                default: throw .inputFailed(input: choice.device ?? "the default input", reason: "\(error)")
+                }
+            }
+        })
+    }
+
+    /// Opens the file, then the input `openInput` makes for the capture buffer (the engine's,
+    /// or a test's own input that needs no sound server). A file created before the input
+    /// failed is removed.
+    init(path: String, format: RecordingFormat, engine: AudioEngine,
+         openInput: (CaptureBuffer) throws(RecordingError) -> any CaptureInput) throws(RecordingError) {
         self.path = path
         self.format = format
         self.engine = engine
-        writer = try AudioFileWriter(path: path, format: format)
+        writer = try format.openWriter(path: path)
         let buffer = CaptureBuffer(sampleRate: format.sampleRate, channels: format.channels)
         self.buffer = buffer
-        do {
-            stream = try engine.openInput(choice, identity: identity, buffer: buffer)
+        do throws(RecordingError) {
+            stream = try openInput(buffer)
         } catch {
             try? writer.finish()
             unlink(path)
-            switch error {
-            case .deviceUnavailable(let device, let reason): throw .inputFailed(input: device, reason: reason)
-            default: throw .inputFailed(input: choice.device ?? "the default input", reason: "\(error)")
-            }
+            throw error
         }
         input = stream.kind
         // The writer wakes for every 100 ms captured, not every fragment: half the wakeups

@@ -66,6 +66,22 @@ struct earshot_ffmpeg {
     __typeof__(swr_free) * _Nonnull swr_free;
     __typeof__(swr_get_out_samples) * _Nonnull swr_get_out_samples;
     __typeof__(swr_init) * _Nonnull swr_init;
+    // Encoding (the recorder's AAC and ALAC in .m4a). Every one is in FFmpeg 5.1 (libavcodec 59,
+    // libavformat 59, libavutil 57), the oldest these headers are written for, and still in 7.1.
+    __typeof__(av_frame_get_buffer) * _Nonnull av_frame_get_buffer;
+    __typeof__(av_frame_make_writable) * _Nonnull av_frame_make_writable;
+    __typeof__(av_interleaved_write_frame) * _Nonnull av_interleaved_write_frame;
+    __typeof__(av_packet_rescale_ts) * _Nonnull av_packet_rescale_ts;
+    __typeof__(av_write_trailer) * _Nonnull av_write_trailer;
+    __typeof__(avcodec_find_encoder_by_name) * _Nonnull avcodec_find_encoder_by_name;
+    __typeof__(avcodec_parameters_from_context) * _Nonnull avcodec_parameters_from_context;
+    __typeof__(avcodec_receive_packet) * _Nonnull avcodec_receive_packet;
+    __typeof__(avcodec_send_frame) * _Nonnull avcodec_send_frame;
+    __typeof__(avcodec_version) * _Nonnull avcodec_version;
+    __typeof__(avformat_alloc_output_context2) * _Nonnull avformat_alloc_output_context2;
+    __typeof__(avformat_free_context) * _Nonnull avformat_free_context;
+    __typeof__(avformat_new_stream) * _Nonnull avformat_new_stream;
+    __typeof__(avformat_write_header) * _Nonnull avformat_write_header;
 };
 
 /// Loads libavformat, libavcodec, libswresample and libavutil (the major versions these

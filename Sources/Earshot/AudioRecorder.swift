@@ -8,7 +8,8 @@ import Synchronization
 /// `playAndRecord` category, as on iOS. Input comes from the sound server's default source
 /// (or the device an ``InputChoice`` names) through libpulse, or from ALSA where no server
 /// answers. The capture callback only fills a ring; a writer thread encodes and writes the
-/// file (WAV, AIFF, CAF, FLAC, Ogg Vorbis or Opus, through libsndfile).
+/// file (WAV, AIFF, CAF, FLAC, Ogg Vorbis or Opus through libsndfile; AAC or Apple Lossless
+/// in an MPEG-4 `.m4a` file through FFmpeg, loaded at run time as for decoding).
 ///
 /// Every method may be called from any thread. Events reach ``delegate`` and ``events``
 /// on the recorder's writer thread.
@@ -80,7 +81,7 @@ public final class AudioRecorder: Sendable {
     }
 
     /// A recorder whose file type comes from `url`'s extension (`.wav`, `.aiff`, `.caf`,
-    /// `.flac`, `.ogg`, `.opus`), with `settings` for the rest.
+    /// `.flac`, `.ogg`, `.opus`, `.m4a` for AAC), with `settings` for the rest.
     ///
     /// - Throws: ``RecordingError`` (`unsupportedFormat`) for an unknown
     ///   extension or settings the type cannot hold.
@@ -95,10 +96,10 @@ public final class AudioRecorder: Sendable {
                              engine: AudioEngine) throws {
         let ext = url.pathExtension
         guard let type = settings.fileType ?? RecordingFormat.FileType(fileExtension: ext) else {
-            throw RecordingError.unsupportedFormat(path: url.path, reason: "no file type for the extension “.\(ext)” (wav, aiff, caf, flac, ogg, opus)")
+            throw RecordingError.unsupportedFormat(path: url.path, reason: "no file type for the extension “.\(ext)” (wav, aiff, caf, flac, ogg, opus, m4a)")
         }
         let format = RecordingFormat(fileType: type, sampleRate: settings.sampleRate, channels: settings.numberOfChannels,
-                                     bitDepth: settings.bitDepth, quality: settings.quality)
+                                     bitDepth: settings.bitDepth, quality: settings.quality, bitRate: settings.bitRate)
         if let problem = format.problem { throw RecordingError.unsupportedFormat(path: url.path, reason: problem) }
         self.init(url: url, format: format, input: input, session: session, engine: engine)
     }
@@ -111,19 +112,23 @@ public final class AudioRecorder: Sendable {
         public var sampleRate: Int
         /// Channels of the file and the capture.
         public var numberOfChannels: Int
-        /// Bits per sample for WAV, AIFF, CAF (16, 24, 32 float) and FLAC (16, 24).
+        /// Bits per sample for WAV, AIFF, CAF (16, 24, 32 float), FLAC and Apple Lossless (16, 24).
         public var bitDepth: Int
         /// Encoder quality 0…1 for Ogg Vorbis and Opus.
         public var quality: Double
+        /// AAC's bit rate in bits per second; nil for 64 kb/s per channel (128 kb/s stereo).
+        public var bitRate: Int?
 
-        /// 48 kHz stereo, 16 bits, quality 0.6, the type from the extension.
+        /// 48 kHz stereo, 16 bits, quality 0.6, the type from the extension, and for AAC
+        /// 64 kb/s per channel.
         public init(fileType: FileType? = nil, sampleRate: Int = 48_000, numberOfChannels: Int = 2,
-                    bitDepth: Int = 16, quality: Double = 0.6) {
+                    bitDepth: Int = 16, quality: Double = 0.6, bitRate: Int? = nil) {
             self.fileType = fileType
             self.sampleRate = sampleRate
             self.numberOfChannels = numberOfChannels
             self.bitDepth = bitDepth
             self.quality = quality
+            self.bitRate = bitRate
         }
     }
 

@@ -14,8 +14,9 @@ struct Record: AsyncParsableCommand {
             Records the sound server's default source (or --device: a source name, or an \
             ALSA capture device where no sound server answers) into FILE until Ctrl-C or \
             --duration. The format comes from FILE's extension (wav, aiff, caf, flac, ogg, \
-            opus) unless --format says; --rate, --channels, --bit-depth and --quality set \
-            the rest (48000 Hz, 2 channels, 16 bits, quality 0.6 by default).
+            opus, m4a for AAC) unless --format says (alac: Apple Lossless in .m4a); --rate, \
+            --channels, --bit-depth, --quality and --bit-rate set the rest (48000 Hz, 2 \
+            channels, 16 bits, quality 0.6, AAC at 64 kb/s per channel by default).
 
             It joins the desktop's audio session in the record category (its own playback \
             silenced), or playAndRecord with --play FILE, which plays FILE while recording, \
@@ -43,7 +44,7 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Record from ALSA (--device, or \"default\") even when a sound server answers.")
     var alsa = false
 
-    @Option(help: ArgumentHelp("The file type: wav, aiff, caf, flac, ogg or opus (default: from FILE's extension).", valueName: "TYPE"))
+    @Option(help: ArgumentHelp("The file type: wav, aiff, caf, flac, ogg, opus, m4a (AAC) or alac (Apple Lossless in .m4a) (default: from FILE's extension).", valueName: "TYPE"))
     var format: String?
 
     @Option(help: ArgumentHelp("The sample rate in Hz.", valueName: "HZ"))
@@ -58,6 +59,9 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Encoder quality for Ogg Vorbis and Opus, 0 to 1.", valueName: "Q"))
     var quality: Double = 0.6
 
+    @Option(name: .customLong("bit-rate"), help: ArgumentHelp("AAC's bit rate in bits per second (default 64000 per channel).", valueName: "BPS"))
+    var bitRate: Int?
+
     @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
     var duration: Double?
 
@@ -67,9 +71,15 @@ struct Record: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The application name the session and streams carry.", valueName: "NAME"))
     var name: String = "earshot"
 
+    /// The type --format names: an extension, or `alac` (Apple Lossless, whose extension is
+    /// AAC's `.m4a`).
+    static func fileType(_ name: String) -> RecordingFormat.FileType? {
+        name.lowercased() == "alac" ? .appleLossless : RecordingFormat.FileType(fileExtension: name)
+    }
+
     func validate() throws {
-        if let format, RecordingFormat.FileType(fileExtension: format) == nil {
-            throw ValidationError("--format must be wav, aiff, caf, flac, ogg or opus, not \(format)")
+        if let format, Self.fileType(format) == nil {
+            throw ValidationError("--format must be wav, aiff, caf, flac, ogg, opus, m4a or alac, not \(format)")
         }
         if let duration { guard duration.isFinite, duration > 0 else { throw ValidationError("--duration must be above 0, not \(duration)") } }
     }
@@ -81,8 +91,8 @@ struct Record: AsyncParsableCommand {
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)
         let given = CommandLineFile(file, command: "record")
         let url = URL(fileURLWithPath: given.path)
-        let settings = AudioRecorder.Settings(fileType: format.flatMap { RecordingFormat.FileType(fileExtension: $0) }, sampleRate: rate,
-                                              numberOfChannels: channels, bitDepth: bitDepth, quality: quality)
+        let settings = AudioRecorder.Settings(fileType: format.flatMap { Self.fileType($0) }, sampleRate: rate,
+                                              numberOfChannels: channels, bitDepth: bitDepth, quality: quality, bitRate: bitRate)
 
         // The session: record, or playAndRecord when a file plays along.
         let session = AudioSession(appName: name, bus: busOptions.bus)

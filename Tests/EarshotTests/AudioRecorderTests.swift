@@ -115,7 +115,7 @@ import TestSupport
         for problem in problems { Issue.record(Comment(rawValue: problem)) }
     }
 
-    @Test("each format is written and read back by libsndfile and ffprobe", arguments: ["wav", "aiff", "caf", "flac", "ogg", "opus"])
+    @Test("each format is written and read back by libsndfile (FFmpeg for .m4a) and ffprobe", arguments: ["wav", "aiff", "caf", "flac", "ogg", "opus", "m4a"])
     func formats(ext: String) async throws {
         let rig = try RecordingRig()
         let tone = try TestSignals.sine(frequency: 1000, duration: 3, level: -6)
@@ -133,12 +133,14 @@ import TestSupport
         #expect(file.format.channelCount == 1)
         #expect(file.format.sampleRate == 48000)
         let audio = try RecordingRig.read(path)
-        // Lossy encoders add a few ms of priming or padding; PCM and FLAC are exact.
+        // Lossy encoders add a few ms of priming or padding; PCM and FLAC are exact, and so is
+        // AAC in .m4a, whose edit list states its priming and padding.
         #expect(abs(audio.duration - 1) <= (ext == "ogg" || ext == "opus" ? 0.03 : 0.001), "\(ext): \(audio.duration) s")
         let frequency = try #require(audio.dominantFrequency(channel: 0))
         #expect(abs(frequency - 1000) < 2, "\(ext): \(frequency) Hz")
         let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0", path])
         #expect(probe.status == 0 && probe.stderr.isEmpty, "ffprobe: \(probe.stderr)")
         #expect(probe.stdout.contains("48000"), "ffprobe: \(probe.stdout)")
+        if ext == "m4a" { #expect(probe.stdout.hasPrefix("aac,"), "ffprobe: \(probe.stdout)") }
     }
 }

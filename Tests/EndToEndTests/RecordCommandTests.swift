@@ -112,7 +112,7 @@ import TestSupport
     func recordHelp() async throws {
         let result = try await run(Paths.earshot, ["record", "--help"])
         #expect(result.status == 0)
-        for option in ["--device", "--alsa", "--format", "--rate", "--channels", "--bit-depth", "--quality", "--duration", "--play", "--name", "--bus"] {
+        for option in ["--device", "--alsa", "--format", "--rate", "--channels", "--bit-depth", "--quality", "--bit-rate", "--duration", "--play", "--name", "--bus"] {
             #expect(result.stdout.contains(option), "record --help does not mention \(option)")
         }
     }

@@ -3,7 +3,8 @@ internal import Earshot
 /// The settings key of the encoder's quality: an `NSNumber` holding an ``AVAudioQuality``
 /// raw value (Ogg Vorbis and Opus use it).
 public let AVEncoderAudioQualityKey = "AVEncoderAudioQualityKey"
-/// The settings key of the encoder's bit rate (kept; Earshot's encoders take a quality).
+/// The settings key of the encoder's bit rate in bits per second: an `NSNumber` holding an
+/// `Int` (AAC's; 64 kb/s per channel when absent).
 public let AVEncoderBitRateKey = "AVEncoderBitRateKey"
 /// The settings key of whether linear PCM is floating point (32-bit float when true).
 public let AVLinearPCMIsFloatKey = "AVLinearPCMIsFloatKey"
@@ -27,10 +28,12 @@ public enum AVAudioQuality: Int, Sendable {
 ///
 /// The settings dictionary has Apple's keys. ``AVFormatIDKey`` chooses the file: linear PCM
 /// (`kAudioFormatLinearPCM`) in the type the URL's extension names (`.wav`, `.aif`/`.aiff`,
-/// `.caf`), FLAC (`kAudioFormatFLAC`), or Opus (`kAudioFormatOpus`, `.opus`/`.ogg`).
-/// AAC (`kAudioFormatMPEG4AAC`, iOS's usual `.m4a`) and Apple Lossless are not recorded yet:
-/// the initializer throws for them. As on iOS, the session must be active in `record` or
-/// `playAndRecord` for ``record()`` to succeed.
+/// `.caf`), FLAC (`kAudioFormatFLAC`), Opus (`kAudioFormatOpus`, `.opus`/`.ogg`), AAC
+/// (`kAudioFormatMPEG4AAC`, iOS's usual choice, at ``AVEncoderBitRateKey`` or 64 kb/s per
+/// channel) or Apple Lossless (`kAudioFormatAppleLossless`, 16 or 24 bits from
+/// ``AVLinearPCMBitDepthKey``), both in an MPEG-4 audio file (`.m4a`) that FFmpeg encodes.
+/// As on iOS, the session must be active in `record` or `playAndRecord` for ``record()`` to
+/// succeed.
 ///
 /// `@unchecked Sendable`: its mutable state, the delegate, lives under a lock.
 public final class AVAudioRecorder: NSObject, @unchecked Sendable {
@@ -44,8 +47,8 @@ public final class AVAudioRecorder: NSObject, @unchecked Sendable {
 
     /// A recorder of `url` with `settings` (Apple's keys; see the type's documentation).
     ///
-    /// - Throws: for a format Earshot does not record (AAC, Apple Lossless) or settings the
-    ///   file type cannot hold.
+    /// - Throws: for a format Earshot does not record (MP3, …) or settings the file type
+    ///   cannot hold (AAC at a rate it does not have, such as 192 kHz).
     public init(url: URL, settings: [String: Any]) throws {
         let format = number(settings[AVFormatIDKey]).flatMap { AudioFormatID(exactly: $0) } ?? kAudioFormatLinearPCM
         var recorderSettings = AudioRecorder.Settings()
@@ -56,15 +59,20 @@ public final class AVAudioRecorder: NSObject, @unchecked Sendable {
             recorderSettings.fileType = .flac
         case kAudioFormatOpus:
             recorderSettings.fileType = .opus
+        case kAudioFormatMPEG4AAC:
+            recorderSettings.fileType = .aac
+        case kAudioFormatAppleLossless:
+            recorderSettings.fileType = .appleLossless
         default:
             throw NSError(domain: NSOSStatusErrorDomain, code: 1_718_449_215 /* 'fmt?' */, userInfo: [
-                NSLocalizedDescriptionKey: "cannot record \(url.path): EarshotCompat records linear PCM, FLAC and Opus, not format \(format)",
+                NSLocalizedDescriptionKey: "cannot record \(url.path): EarshotCompat records linear PCM, FLAC, Opus, AAC and Apple Lossless, not format \(format)",
             ])
         }
         if let rate = number(settings[AVSampleRateKey]) { recorderSettings.sampleRate = Int(rate) }
         if let channels = number(settings[AVNumberOfChannelsKey]) { recorderSettings.numberOfChannels = Int(channels) }
         if let depth = number(settings[AVLinearPCMBitDepthKey]) { recorderSettings.bitDepth = Int(depth) }
         if settings[AVLinearPCMIsFloatKey] as? Bool == true { recorderSettings.bitDepth = 32 }
+        if let bitRate = number(settings[AVEncoderBitRateKey]) { recorderSettings.bitRate = Int(bitRate) }
         if let quality = number(settings[AVEncoderAudioQualityKey]) {
             recorderSettings.quality = min(max(quality / Double(AVAudioQuality.max.rawValue), 0), 1)
         }

@@ -5,6 +5,7 @@ import ArgumentParser
 import Earshot
 import AudioEngine
 import Foundation
+import Platform
 
 @main
 struct BenchCommand: ParsableCommand {
@@ -26,7 +27,7 @@ struct BenchCommand: ParsableCommand {
             EARSHOT_AUDIO_DEVICE). Errors go to standard error; the exit status is 0 on \
             success, 1 when a measurement fails and 64 on a usage error.
             """,
-        subcommands: [Decode.self, Open.self, Players.self, Latency.self, RecordLatency.self, StreamStart.self]
+        subcommands: [Decode.self, Open.self, Players.self, Latency.self, RecordLatency.self, Encode.self, StreamStart.self]
     )
 }
 
@@ -146,6 +147,38 @@ extension BenchCommand {
 
         func validate() throws { try positive(`repeat`, "--repeat") }
         func run() { runRecordLatency(folder: folder, repeats: `repeat`) }
+    }
+
+    struct Encode: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "encode",
+            abstract: "Encode a file as a recording would (AAC in .m4a by default).",
+            discussion: """
+                Decodes INPUT and writes it into OUTPUT through the recorder's own writer (FFmpeg's \
+                aac encoder for .m4a, libsndfile for the rest), at INPUT's rate and channels, \
+                offline: the encoding half of a recording, for bench/record to set against \
+                `ffmpeg -i INPUT -c:a aac OUTPUT`. Prints encode frames=… seconds=… (wall time).
+                """
+        )
+        @Argument(help: "The file to encode.") var input: String
+        @Argument(help: "The file to write; its extension chooses the type.") var output: String
+        @Option(name: .customLong("bit-rate"), help: ArgumentHelp("AAC's bit rate (default 64000 per channel).", valueName: "BPS"))
+        var bitRate: Int?
+
+        func run() {
+            let ext = (output as NSString).pathExtension
+            guard let type = RecordingFormat.FileType(fileExtension: ext) else { fail("encode: no file type for .\(ext)") }
+            do {
+                let source = try AudioFile(contentsOf: input)
+                let format = RecordingFormat(fileType: type, sampleRate: source.format.sampleRate, channels: source.format.channelCount,
+                                             bitRate: bitRate)
+                let start = MonotonicClock.seconds()
+                let frames = try format.encode(source, to: output)
+                emit("encode frames=\(frames) seconds=\(MonotonicClock.seconds() - start)")
+            } catch {
+                fail("encode: \(error)")
+            }
+        }
     }
 
     struct StreamStart: ParsableCommand {

@@ -42,6 +42,11 @@ for kind in ["flac", "wav"]:
     rows.append((f"CPU, {S:.0f} s to {kind.upper()}", "parecord", e, cpu(parecord(kind, f("p." + kind)), True)))
     if kind == "wav":
         rows.append((f"CPU, {S:.0f} s to WAV", "arecord", e, cpu(arecord + ["-d", str(int(S)), f("a.wav")], False)))
+# AAC: the recorder's writer offline (earshot-bench encode: AudioFile in, FFmpeg's aac encoder
+# through FFmpegFileWriter out) against the ffmpeg command, on the same input (the WAV earshot
+# recorded above), 128 kb/s stereo both; whole-process CPU, start-up included.
+rows.append((f"CPU, encode {S:.0f} s WAV to AAC", "ffmpeg", cpu([B, "encode", f("e.wav"), f("e.m4a")], False),
+             cpu(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", f("e.wav"), "-c:a", "aac", "-b:a", "128k", f("f.m4a")], False)))
 
 lat = {"earshot": [], "parecord": [], "arecord": []}
 for _ in range(R):

@@ -22,6 +22,26 @@ extension RecordingFormat {
         if fileType.isEncodedByFFmpeg { return try FFmpegFileWriter(path: path, format: self) }
         return try AudioFileWriter(path: path, format: self)
     }
+
+    /// Writes all of `source` (decoded by ``AudioFile``, at its own rate and channels, which
+    /// must be this format's) into `path` through the writer a recording uses, in blocks of
+    /// 4800 frames: the encoding a recording does, offline (earshot-bench's `encode`, for
+    /// bench/record). Returns the frames written.
+    package func encode(_ source: AudioFile, to path: String) throws -> Int64 {
+        let writer = try openWriter(path: path)
+        let block = 4800
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: block * channels)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let frames = try source.read(into: buffer, frames: block)
+            if frames == 0 { break }
+            try writer.write(buffer, frames: frames)
+            total += Int64(frames)
+        }
+        try writer.finish()
+        return total
+    }
 }
 
 /// A sound file being written through libsndfile, on a file descriptor the writer opened

@@ -19,6 +19,11 @@ import Glibc
 /// `initial_padding` and the packets' durations: a decoder that honours it (FFmpeg's, Apple's)
 /// returns the frames recorded, no more, no less.
 ///
+/// Unlike libsndfile's files, an MPEG-4 file is only readable once its trailer (the sample
+/// table, written at the end) is: a recording that fails because the disk is full leaves a
+/// file without it, which players refuse. (A fragmented MP4 would stay readable; it is not
+/// what iOS writes, and not every player takes it.)
+///
 /// Used by one thread at a time (a recording's writer thread), as ``AudioFileWriter``.
 final class FFmpegFileWriter: RecordingWriter, @unchecked Sendable {
     let path: String

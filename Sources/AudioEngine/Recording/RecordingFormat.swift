@@ -21,7 +21,8 @@ public struct RecordingFormat: Sendable, Hashable, CustomStringConvertible {
         /// encoded by FFmpeg's `aac` encoder at ``RecordingFormat/bitRate``. The file's edit
         /// list states the encoder's priming and padding, so that it decodes to the frames
         /// recorded, no more. Rates: 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100,
-        /// 48000, 64000, 88200 or 96000 Hz.
+        /// 48000, 64000, 88200 or 96000 Hz. The file's sample table is written when the
+        /// recording ends: one that fails on a full disk leaves an unreadable file.
         case aac = "m4a"
         /// Apple Lossless (ALAC) in an MPEG-4 audio file (`.m4a`), 16 or 24 bits, encoded by
         /// FFmpeg's `alac` encoder. Chosen by name only: the `.m4a` extension means ``aac``.

@@ -11,7 +11,8 @@ struct EarshotCommand: AsyncParsableCommand {
         commandName: "earshot",
         abstract: "Play audio with an iOS-style audio session, controllable over MPRIS.",
         discussion: """
-            earshot plays files and system sounds through ALSA, and takes part in the \
+            earshot plays files and system sounds through the sound server (PulseAudio \
+            or PipeWire), or straight to ALSA where none answers, and takes part in the \
             desktop's audio sessions: a process in the playback category interrupts other \
             non-mixable audio (which resumes when it deactivates), duckOthers lowers the \
             others, ambient sounds mix in and go quiet while the screen is locked. The \
@@ -25,8 +26,9 @@ struct EarshotCommand: AsyncParsableCommand {
             target (`earshot remote` sends to it).
 
             The session bus is the one DBUS_SESSION_BUS_ADDRESS names unless --bus gives \
-            another; the audio device is ALSA's "default" unless --device or \
-            EARSHOT_AUDIO_DEVICE names another.
+            another; the sound is played to the sound server's default sink (ALSA's \
+            "default" device where no server answers) unless --device or \
+            EARSHOT_AUDIO_DEVICE names an ALSA device.
 
             EXAMPLES:
               earshot play song.flac other.ogg

@@ -46,7 +46,7 @@ struct Play: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The MPRIS name suffix: the player is org.mpris.MediaPlayer2.NAME.", valueName: "NAME"))
     var name: String = "earshot"
 
-    @Option(help: ArgumentHelp("The ALSA device to play to (default: EARSHOT_AUDIO_DEVICE, or \"default\").", valueName: "DEVICE"))
+    @Option(help: ArgumentHelp("An ALSA device to play to instead of the sound server (default: EARSHOT_AUDIO_DEVICE, or the sound server's default sink).", valueName: "DEVICE"))
     var device: String?
 
     @Option(help: ArgumentHelp("The volume, 0 to 1.", valueName: "LEVEL"))

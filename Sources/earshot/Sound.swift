@@ -32,7 +32,7 @@ struct Sound: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The sound theme to look NAME up in.", valueName: "THEME"))
     var theme: String = "freedesktop"
 
-    @Option(help: ArgumentHelp("The ALSA device to play to.", valueName: "DEVICE"))
+    @Option(help: ArgumentHelp("An ALSA device to play to instead of the sound server.", valueName: "DEVICE"))
     var device: String?
 
     /// How `earshot sound`'s streams and cached plays present themselves to the sound server.

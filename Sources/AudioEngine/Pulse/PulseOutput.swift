@@ -72,7 +72,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let at = stream.map { pa_stream_get_underflow_index($0) } ?? -1
         let flushedAt = signals.flushedAt.load(ordering: .relaxed)
         if at >= 0, flushedAt >= 0, at <= flushedAt { return }
-        if at >= 0, at == signals.dropoutSeenAt.load(ordering: .relaxed) { return }
+        // At or before where the output saw a dropout and wrote again: that stall, counted.
+        if at >= 0, at <= signals.dropoutSeenAt.load(ordering: .relaxed) { return }
         signals.underflows.add(1, ordering: .relaxed)
     }
 
@@ -159,10 +160,12 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// Set once by `close`, which frees the mainloop: nothing may lock it afterwards.
     private let closed = Atomic<Bool>(false)
     private var underflowsSeen = 0
-    /// The last write's end (monotonic seconds) and what was buffered after it, in seconds
-    /// (the delay: written and not yet heard); nil after a drain or flush, and before the
-    /// first write. Under the lock. See ``noteDropoutIfRanDry()``.
-    private var lastWrite: (at: Double, buffered: Double)?
+    /// What the dropout check measures from (see ``noteDropoutIfRanDry()``): the end of a
+    /// write after which the server's timing was fresh (monotonic seconds), what was buffered
+    /// then (the delay, in seconds), and the frames written since. Nil after a drain, a flush
+    /// or a dropout, until a write is followed by fresh timing again, and before the first.
+    /// Under the lock.
+    private var dropoutAnchor: (at: Double, buffered: Double, writtenSince: Int)?
     /// Set by a drain or flush: the stream's own underflow at the end of a sound may be
     /// reported late, so the next write starts counting afresh.
     private var restarting = false
@@ -410,7 +413,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             offset += count
         }
         requestTiming()
-        noteWritten()
+        noteWritten(frames: frames)
         let underflows = signals.underflows.load(ordering: .relaxed)
         defer { underflowsSeen = underflows }
         return underflows != underflowsSeen ? .recovered : .written
@@ -424,22 +427,37 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// the dropout went uncounted. Not on pipewire-pulse, whose underflows carry no index to
     /// tell the two reports of one dropout apart; it reports them.
     private func noteDropoutIfRanDry() {
-        defer { lastWrite = nil }
-        guard graphTiming == nil, let lastWrite else { return }
-        let dry = MonotonicClock.seconds() - lastWrite.at - lastWrite.buffered
+        guard graphTiming == nil, let anchor = dropoutAnchor else { return }
+        let dry = MonotonicClock.seconds() - anchor.at - anchor.buffered - Double(anchor.writtenSince) / Double(sampleRate)
         guard dry >= PulseOutput.dropoutSlack else { return }
+        // One stall, one dropout: nothing more is measured until timing taken after it says
+        // what is buffered. (Measured from the stale timing of before the stall, the delay
+        // after the first write read as nothing, and the next write counted a second
+        // dropout: 2 for one stop in a fresh-clone CI run.)
+        dropoutAnchor = nil
         if let timing = pa_stream_get_timing_info(stream)?.pointee, timing.write_index_corrupt == 0 {
             signals.dropoutSeenAt.store(timing.write_index, ordering: .relaxed)
         }
         signals.underflows.add(1, ordering: .relaxed)
     }
 
-    /// Under the lock, after a write: when it ended and what it left buffered (`delay`, the
-    /// output's delay just after it, when the caller has it).
-    private func noteWritten(delay known: Int? = nil) {
-        guard graphTiming == nil, let delay = known ?? lockedDelay() else { return }
-        lastWrite = (MonotonicClock.seconds(), Double(delay) / Double(sampleRate))
+    /// Under the lock, after a write of `frames`: anchors the dropout check on it when the
+    /// server's timing is fresh (taken within ``dropoutTimingFreshness``), with the delay
+    /// after it (`delay`, when the caller has it); otherwise counts the frames onto the anchor.
+    private func noteWritten(frames: Int, delay known: Int? = nil) {
+        guard graphTiming == nil else { return }
+        if let timing = pa_stream_get_timing_info(stream)?.pointee, timing.write_index_corrupt == 0,
+           PulseTimingSnapshot.elapsed(since: timing) < PulseOutput.dropoutTimingFreshness,
+           let delay = known ?? lockedDelay() {
+            dropoutAnchor = (MonotonicClock.seconds(), Double(delay) / Double(sampleRate), 0)
+        } else {
+            dropoutAnchor?.writtenSince += frames
+        }
     }
+
+    /// How recent the server's timing must be for the delay after a write to anchor the
+    /// dropout check.
+    static let dropoutTimingFreshness = 0.05
 
     /// How far past the buffered audio a write must come to count as a dropout: more than
     /// the clock's interpolation can be off (libpulse's estimate, the sink's latency in it),
@@ -618,7 +636,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             }
             requestTiming()
             let delay = lockedDelay()
-            noteWritten(delay: delay)
+            noteWritten(frames: filled, delay: delay)
             let underflows = signals.underflows.load(ordering: .relaxed)
             let underran = underflows != underflowsSeen
             underflowsSeen = underflows
@@ -748,7 +766,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard restarting else { return PA_SEEK_RELATIVE }
         restarting = false
         // Silent on purpose since: no dropout to look for before this write.
-        lastWrite = nil
+        dropoutAnchor = nil
         underflowsSeen = signals.underflows.load(ordering: .relaxed)
         return PA_SEEK_RELATIVE_ON_READ
     }
@@ -782,7 +800,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
         // The drain's own underflow is the end of the sound, not a dropout.
         restarting = true
-        lastWrite = nil
+        dropoutAnchor = nil
         return true
     }
 
@@ -822,7 +840,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             signals.flushedAt.store(after.read_index, ordering: .relaxed)
         }
         restarting = true
-        lastWrite = nil
+        dropoutAnchor = nil
     }
 
     /// Render thread, while the stream runs (a long buffer restarting, see

@@ -90,7 +90,10 @@ extension AudioPlayerTests {
         let regions = audio.activeRegions(minGap: 0.03, window: 0.002)
         try #require(regions.count == 1, "a gap: \(regions)")
         // (A restart on PipeWire lost 33 ms of the sound once in CI: the flush there leaves
-        // the stream a graph cycle on from where the mix goes on. See `restartTolerance`.)
+        // the stream a graph cycle on from where the mix goes on. See `restartTolerance`.
+        // A fresh-clone CI run of 2026-11-29 had a 32 ms gap at the change on PipeWire, with
+        // no missed graph cycle and no underrun counted: the same restart, over the 30 ms
+        // allowed here; not yet fixed.)
         #expect(regions[0].duration.isClose(to: 2, within: restartTolerance), "\(regions)")
         // Full level before the call, a quarter (−12 dB) from 30 ms after it to the end.
         // (The capture's clock is a few milliseconds off the test's on PipeWire: the window

@@ -188,17 +188,18 @@ extension PulseContext {
         return wait(for: operation, answering: query, context: context, timedOut: timedOut)
     }
 
-    /// The bits of a sample in the default sink's format, asked of the server: 8 (`u8`,
-    /// A-law, µ-law), 16, 24 (`s24`, `s24-32`, and `float32`, whose mantissa holds 24), or
-    /// 32; nil when it does not answer before `timedOut` says so, or has no default sink.
-    /// With the lock of `mainloop` held, once `context` is ready (the wait releases the lock).
-    package static func defaultSinkSampleBits(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> Int? {
-        let query = Answer<Int>(mainloop: mainloop)
+    /// The default sink's sample format, asked of the server; nil when it does not answer
+    /// before `timedOut` says so, or has no default sink. With the lock of `mainloop` held,
+    /// once `context` is ready (the wait releases the lock).
+    package static func defaultSinkFormat(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> SinkFormat? {
+        let query = Answer<SinkFormat>(mainloop: mainloop)
         let operation = pa_context_get_sink_info_by_name(context, "@DEFAULT_SINK@", { _, info, _, userdata in
             guard let userdata else { return }
-            let query = Unmanaged<Answer<Int>>.fromOpaque(userdata).takeUnretainedValue()
+            let query = Unmanaged<Answer<SinkFormat>>.fromOpaque(userdata).takeUnretainedValue()
             // Called once with the sink, then once more at the end of the list (info nil).
-            if let format = info?.pointee.sample_spec.format { query.value = PulseContext.bits(of: format) }
+            if let spec = info?.pointee.sample_spec {
+                query.value = SinkFormat(bits: PulseContext.bits(of: spec.format), sampleRate: Int(spec.rate))
+            }
             pa_threaded_mainloop_signal(query.mainloop, 0)
         }, Unmanaged.passUnretained(query).toOpaque())
         return wait(for: operation, answering: query, context: context, timedOut: timedOut)

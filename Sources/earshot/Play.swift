@@ -107,6 +107,7 @@ struct Play: AsyncParsableCommand {
         // no other).
         if engineConfiguration.output != .alsa, let rate = Play.firstFileRate(files), rate >= 44100 {
             engineConfiguration.sampleRate = rate
+            engineConfiguration.followsDefaultSinkRate = false
         }
         AudioEngine.configureShared(engineConfiguration)
         AudioEngine.shared.streamIdentity = .init(applicationName: name, applicationID: name, iconName: "earshot", role: .music)

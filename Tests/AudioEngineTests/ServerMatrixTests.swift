@@ -54,6 +54,30 @@ struct ServerMatrixTests {
         return AudioEngine(configuration: configuration)
     }
 
+    @Test("the engine runs at the default sink's rate, so the server plays its stream unresampled; a preferred rate wins",
+          arguments: ServerKind.allCases)
+    func followsTheSinkRate(on kind: ServerKind) async throws {
+        try await kind.run { address, _ in
+            let sinkRate = kind == .pulseAudioDefaults ? 44100 : 48000
+            let engine = Self.engine(address)
+            let tone = try TestSignals.sine(frequency: 1000, duration: 0.5, level: -6)
+            let voice = try engine.makeVoice(for: AudioFile(contentsOf: tone))
+            #expect(engine.sampleRate == sinkRate)
+            try voice.play()
+            // The stream as the server has it: `float32le 2ch 44100Hz`.
+            let streams = try runSync("pactl", ["--server=\(address)", "list", "short", "sink-inputs"]).output
+            let rates = PulseAudioServer.SinkInput.parse(shortList: streams).map { $0.sampleSpec.split(separator: " ").last.map(String.init) }
+            #expect(rates.allSatisfy { $0 == "\(sinkRate)Hz" }, "sink inputs: \(streams)")
+            voice.dispose()
+
+            // Asked for another rate, the engine takes it once no voice exists.
+            engine.setPreferredSampleRate(32000)
+            let again = try engine.makeVoice(for: AudioFile(contentsOf: tone))
+            defer { again.dispose() }
+            #expect(engine.sampleRate == 32000)
+        }
+    }
+
     @Test("a tone plays whole, at its frequency, level and duration", arguments: ServerKind.allCases)
     func tonePlaysWhole(on kind: ServerKind) async throws {
         try await kind.run { address, record in

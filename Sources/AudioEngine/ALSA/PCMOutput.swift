@@ -13,6 +13,8 @@ final class PCMOutput: AudioOutput, @unchecked Sendable {
     private let handle: OpaquePointer
     let device: String
     let sampleRate: Int
+    /// ALSA's device is opened at the engine's rate (its plug layer converts): no sink to follow.
+    var sinkSampleRate: Int? { nil }
     let channels: Int
     let periodFrames: Int
     let bufferFrames: Int

@@ -7,6 +7,8 @@
 /// render thread reopens it with it when the stream next starts after silence (the next play
 /// after everything was paused, stopped or had finished). A stream that keeps playing keeps
 /// its format until then.
+internal import PulseSupport
+
 extension AudioEngine {
     /// The IO buffer durations (periods) ``setPreferredIOBufferDuration(_:)`` accepts,
     /// in seconds: from 2.5 ms (a sound server's shortest useful request) to 100 ms (as on
@@ -71,10 +73,44 @@ extension AudioEngine {
         min(max(rate, sampleRateRange.lowerBound), sampleRateRange.upperBound)
     }
 
-    /// With the voices' lock held and no voice in the engine: the requested rate becomes the
-    /// rate in use.
+    /// With the voices' lock held and no voice in the engine: the rate asked for becomes the
+    /// rate in use; when none was, the default sink's (``Configuration/followsDefaultSinkRate``),
+    /// asked of the server the first time, or else the configuration's.
     func adoptRequestedSampleRate() {
-        currentSampleRate.store(requestedSampleRate.load(ordering: .acquiring), ordering: .releasing)
+        var rate = requestedSampleRate.load(ordering: .acquiring)
+        if rate == 0 {
+            rate = followsSink ? defaultSinkSampleRate() ?? configuration.sampleRate : configuration.sampleRate
+        }
+        currentSampleRate.store(AudioEngine.supportedSampleRate(rate), ordering: .releasing)
+    }
+
+    /// Whether the engine follows the default sink's rate: configured so, and playing through
+    /// a sound server rather than a named ALSA device.
+    private var followsSink: Bool { configuration.followsDefaultSinkRate && configuration.output != .alsa }
+
+    /// The default sink's rate: as the last output opened said, or asked of the server once
+    /// (a connection of its own, about a millisecond); nil when no server says.
+    private func defaultSinkSampleRate() -> Int? {
+        if !sinkSampleRateAsked.exchange(true, ordering: .acquiringAndReleasing), sinkSampleRate.load(ordering: .acquiring) == 0,
+           let format = SinkFormat.ofDefaultSink(server: configuration.soundServer, clientName: streamIdentity.applicationName,
+                                                 timeout: 1) {
+            sinkSampleRate.store(format.sampleRate, ordering: .releasing)
+        }
+        let known = sinkSampleRate.load(ordering: .acquiring)
+        return known > 0 ? known : nil
+    }
+
+    /// Notes the sink rate an output opened just now reported (see
+    /// ``Configuration/followsDefaultSinkRate``): adopted once no voice exists.
+    func noteSinkSampleRate(of output: any AudioOutput) {
+        guard let rate = output.sinkSampleRate, rate > 0 else { return }
+        sinkSampleRate.store(rate, ordering: .releasing)
+    }
+
+    /// The configuration's period at `rate`, keeping its duration at the configuration's rate.
+    func configuredPeriodFrames(at rate: Int) -> Int {
+        guard rate != configuration.sampleRate, configuration.sampleRate > 0 else { return configuration.periodFrames }
+        return max(16, Int((Double(configuration.periodFrames) * Double(rate) / Double(configuration.sampleRate)).rounded()))
     }
 
     /// What an output is asked for: rate, period and buffer (frames at that rate).
@@ -125,11 +161,11 @@ extension AudioEngine {
                 // On pipewire-pulse the output asks for shorter requests, so that the share is
                 // PipeWire's default quantum (see `PulseOutput.pipeWireLongBufferRequest`).
                 let sinkShare = rate * 8 / 1000
-                let period = max(configuration.periodFrames, (long - 2 * sinkShare) / 2)
+                let period = max(configuredPeriodFrames(at: rate), (long - 2 * sinkShare) / 2)
                 return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: 2 * period + 2 * sinkShare,
                                      longBuffer: true)
             }
-            let period = configuration.periodFrames
+            let period = configuredPeriodFrames(at: rate)
             return OutputRequest(sampleRate: rate, periodFrames: period, bufferFrames: period * max(1, configuration.periods),
                                  blockSyncedRequests: true)
         }
@@ -145,7 +181,7 @@ extension AudioEngine {
     func longBufferFrames(rate: Int) -> Int? {
         let seconds = configuration.musicBufferDuration
         guard seconds.isFinite, seconds > 0, configuration.identity.role == .music, configuration.output != .alsa else { return nil }
-        return max(configuration.periodFrames * max(1, configuration.periods), Int(min(seconds, 10) * Double(rate)))
+        return max(configuredPeriodFrames(at: rate) * max(1, configuration.periods), Int(min(seconds, 10) * Double(rate)))
     }
 
     /// Frames a voice's ring holds: half a second, or room for twice the longest buffer a
@@ -154,7 +190,7 @@ extension AudioEngine {
     /// reader refills below half) once per buffer played instead of once per request,
     /// which halves the reader's wakeups while a long buffer plays (bench/power).
     func voiceRingFrames(rate: Int) -> Int {
-        let longest = max(configuration.periodFrames, Int((AudioEngine.ioBufferDurationRange.upperBound * Double(rate)).rounded(.up)))
+        let longest = max(configuredPeriodFrames(at: rate), Int((AudioEngine.ioBufferDurationRange.upperBound * Double(rate)).rounded(.up)))
         let short = max(rate / 2, 2 * (max(3, configuration.periods) + 1) * longest)
         guard let long = longBufferFrames(rate: rate) else { return short }
         return max(short, 3 * long + 8 * VoiceReader.blockFrames)

@@ -38,8 +38,21 @@ public final class AudioEngine: @unchecked Sendable {
         /// the choice changes).
         public var logsOutputChoice = true
         /// The rate the engine starts with; ``AudioEngine/setPreferredSampleRate(_:)``
-        /// changes it later (``AudioEngine/sampleRate`` is the rate in use).
+        /// changes it later (``AudioEngine/sampleRate`` is the rate in use). With
+        /// ``followsDefaultSinkRate``, the rate until the sink's is known (and on ALSA).
         public var sampleRate: Int = 48_000
+        /// Whether the engine runs at the rate of the sound server's default sink while no
+        /// rate was asked for with ``AudioEngine/setPreferredSampleRate(_:)``, as an iOS
+        /// app runs at the hardware's rate: the server then plays the stream as written, with
+        /// nothing to resample. (PulseAudio resamples a stream whose rate is not the sink's,
+        /// and when such a stream starts again after running dry its resampler's rewind can
+        /// replay one stale sample, heard as a click as a sound starts after a pause;
+        /// PulseAudio's sinks run at 44.1 kHz by default.) The sink's rate is asked of the
+        /// server when the first voice is made, and read again from each output opened; a
+        /// new rate is adopted as a preferred one is (when no voice exists). ``periodFrames``
+        /// is scaled to keep its duration. On (the default) unless an ALSA device is named;
+        /// `earshot play` turns it off to play at its first file's rate, as paplay does.
+        public var followsDefaultSinkRate = true
         /// Frames per period (the server's request size, or the ALSA period) the engine
         /// starts with; ``AudioEngine/setPreferredIOBufferDuration(_:)`` changes it later
         /// (``AudioEngine/ioBufferDuration`` is the period granted). 768 at 48 kHz
@@ -146,8 +159,13 @@ public final class AudioEngine: @unchecked Sendable {
     // The format asked of the output (see `AudioEngine+Format.swift`).
     /// The rate voices are made for and the output is opened at.
     let currentSampleRate: Atomic<Int>
-    /// A rate asked with `setPreferredSampleRate`, adopted when no voice exists.
-    let requestedSampleRate: Atomic<Int>
+    /// A rate asked with `setPreferredSampleRate`, adopted when no voice exists; 0 when none
+    /// was asked (the configuration's rate, or the sink's: see `adoptRequestedSampleRate`).
+    let requestedSampleRate = Atomic<Int>(0)
+    /// The default sink's rate as the server last said, 0 until known; and whether it was
+    /// asked of the server yet (once: later, each output opened says it).
+    let sinkSampleRate = Atomic<Int>(0)
+    let sinkSampleRateAsked = Atomic<Bool>(false)
     /// The preferred period in seconds, or 0 for the configuration's frames.
     let preferredPeriod = AtomicDouble(0)
     /// The period and buffer the open (or last) output granted, in its frames.
@@ -235,7 +253,6 @@ public final class AudioEngine: @unchecked Sendable {
         self.configuration = configuration
         let rate = AudioEngine.supportedSampleRate(configuration.sampleRate)
         currentSampleRate = Atomic(rate)
-        requestedSampleRate = Atomic(rate)
         clockRate = Atomic(rate)
         grantedRate = Atomic(rate)
         grantedPeriodFrames = Atomic(configuration.periodFrames)

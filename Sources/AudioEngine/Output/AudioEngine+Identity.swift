@@ -104,6 +104,7 @@ extension AudioEngine {
             do {
                 let output = try PulseOutput(server: configuration.soundServer, identity: streamIdentity, request: request, wake: renderWake)
                 noteOutput(output.kind, reason: nil)
+                noteSinkSampleRate(of: output)
                 return output
             } catch {
                 switch error {

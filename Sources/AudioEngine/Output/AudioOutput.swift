@@ -14,6 +14,10 @@ protocol AudioOutput: AnyObject, Sendable {
     var request: AudioEngine.OutputRequest { get }
     /// The rate the output granted.
     var sampleRate: Int { get }
+    /// The rate of the sink a sound server plays the stream on, as the server said when the
+    /// output opened (it resamples the stream when the two differ); nil on ALSA or when the
+    /// server did not say.
+    var sinkSampleRate: Int? { get }
     /// Frames the render thread mixes per write.
     var periodFrames: Int { get }
     /// Frames buffered between the mix and the listener when the buffer is full.

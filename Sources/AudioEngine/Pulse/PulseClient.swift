@@ -40,9 +40,9 @@ enum PulseClient {
         PulseContext.serverName(context, mainloop: mainloop, timedOut: timedOut)
     }
 
-    /// The bits of a sample of the default sink's format (see `PulseContext.defaultSinkSampleBits`), or nil.
-    static func defaultSinkSampleBits(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> Int? {
-        PulseContext.defaultSinkSampleBits(context, mainloop: mainloop, timedOut: timedOut)
+    /// The default sink's format (see `PulseContext.defaultSinkFormat`), or nil.
+    static func defaultSinkFormat(_ context: OpaquePointer, mainloop: OpaquePointer, timedOut: () -> Bool) -> SinkFormat? {
+        PulseContext.defaultSinkFormat(context, mainloop: mainloop, timedOut: timedOut)
     }
 
     /// With the mainloop's lock held, after the stream (if any) was released: disconnects and

@@ -171,6 +171,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var restarting = false
     let server: String
     let sampleRate: Int
+    let sinkSampleRate: Int?
     let periodFrames: Int
     let bufferFrames: Int
     let request: AudioEngine.OutputRequest
@@ -267,8 +268,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         let serverName = PulseClient.serverName(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
             ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
 
-        let sinkBits = PulseClient.defaultSinkSampleBits(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
-        let sixteenBit = sinkBits.map { $0 <= 16 } ?? false
+        let sinkFormat = PulseClient.defaultSinkFormat(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
+        let sixteenBit = sinkFormat?.bits.map { $0 <= 16 } ?? false
         let frameBytes = sixteenBit ? 2 * MemoryLayout<Int16>.size : 2 * MemoryLayout<Float>.size
         var spec = pa_sample_spec(format: sixteenBit ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
         var map = pa_channel_map()
@@ -336,6 +337,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         self.server = serverName
         self.request = request
         self.sampleRate = Int(rate)
+        self.sinkSampleRate = sinkFormat?.sampleRate
         self.frameBytes = frameBytes
         self.sixteenBit = sixteenBit
         self.timingWithRequests = timingWithRequests

@@ -262,7 +262,9 @@ public final class AudioSession: Sendable {
     public var currentRoute: AudioRoute { (routeMonitor()?.currentRoute ?? .empty).with(inputs: currentInputs) }
 
     /// The sample rate in use: the engine's voices are made for it and its output opened
-    /// at it (the sound server resamples to the sink's rate if it must).
+    /// at it. Unless a rate was asked for, it is the sound server's default sink's (learnt
+    /// when the first player is made; before that, 48 kHz), so that the server has nothing
+    /// to resample, as an iOS app runs at the hardware's rate.
     public var sampleRate: Double { Double(engine.sampleRate) }
     /// The sample rate set with ``setPreferredSampleRate(_:)``, if any.
     public var preferredSampleRate: Double? { state.withLock { $0.preferredSampleRate } }

@@ -102,9 +102,9 @@ struct Play: AsyncParsableCommand {
         // mpv's do: the server resamples it to the sink once (or not at all: PulseAudio's
         // sinks run at 44.1 kHz by default), instead of the engine resampling a 44.1 kHz file
         // to 48 kHz and the sink back. Items at other rates are resampled to it, so a first
-        // file below 44.1 kHz (speech at 8 or 16 kHz) leaves the engine's 48 kHz: music after
-        // it would lose its highs. An ALSA device keeps the engine's rate (hardware may take
-        // no other).
+        // file below 44.1 kHz (speech at 8 or 16 kHz) leaves the engine at the sink's rate
+        // (`followsDefaultSinkRate`): music after it would lose its highs. An ALSA device
+        // keeps the engine's rate (hardware may take no other).
         if engineConfiguration.output != .alsa, let rate = Play.firstFileRate(files), rate >= 44100 {
             engineConfiguration.sampleRate = rate
             engineConfiguration.followsDefaultSinkRate = false

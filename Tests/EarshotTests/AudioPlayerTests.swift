@@ -13,7 +13,7 @@ struct AudioPlayerTests {
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 1000, duration: 1, level: -6)))
         #expect(player.duration.isClose(to: 1, within: 0.001))
         #expect(player.numberOfChannels == 2)
-        #expect(player.settings.sampleRate == 48000 && player.settings.bitDepth == 16 && player.settings.container == "WAV")
+        #expect(player.settings.sampleRate == TestSignals.sinkRate && player.settings.bitDepth == 16 && player.settings.container == "WAV")
         let audio = try await captured {
             #expect(player.play())
             try await waitUntilFinished(player)

@@ -44,7 +44,7 @@ struct SoundServerPlayTests {
         #expect(block.contains("media.name = \"\(title)\""), "media.name is not the title \(title): \(block)")
     }
 
-    @Test("the stream runs at the first file's rate (44.1 kHz here), which the server resamples, as paplay's does; below 44.1 kHz, at the engine's 48 kHz")
+    @Test("the stream runs at the first file's rate (44.1 kHz here), which the server resamples, as paplay's does; below 44.1 kHz, at the sink's rate")
     func streamAtTheFilesRate() async throws {
         let world = try await SessionWorld()
         let file = try TestSignals.sine(frequency: 440, duration: 20, sampleRate: 44100)
@@ -59,7 +59,7 @@ struct SoundServerPlayTests {
         let spec = try #require(block.split(separator: "\n").first { $0.contains("Sample Specification:") }, "\(block)")
         #expect(spec.hasSuffix(" 44100Hz"), "\(spec)")
 
-        // A first file below 44.1 kHz leaves the engine's 48 kHz, for what follows it.
+        // A first file below 44.1 kHz leaves the engine at the sink's rate, for what follows it.
         let speech = try TestSignals.sine(frequency: 440, duration: 20, sampleRate: 16000)
         let second = try Child(Paths.earshot, ["play", "--name", "speechrate", speech, file], environment: world.environment)
         defer { second.kill(SIGKILL) }
@@ -70,7 +70,7 @@ struct SoundServerPlayTests {
         let speechBlock = try #require(again.components(separatedBy: "Sink Input #").first { $0.contains("application.process.id = \"\(speechPID)\"") },
                                        "\(again)")
         let speechSpec = try #require(speechBlock.split(separator: "\n").first { $0.contains("Sample Specification:") }, "\(speechBlock)")
-        #expect(speechSpec.hasSuffix(" 48000Hz"), "\(speechSpec)")
+        #expect(speechSpec.hasSuffix(" \(TestSignals.sinkRate)Hz"), "\(speechSpec)")
     }
 
     @Test("earshot status shows what a session plays through: the server and its version")

@@ -210,7 +210,7 @@ public final class PulseAudioServer: Sendable {
     /// in-process real-time suites once with each.
     public static var sharedConfiguration: (sampleRate: Int, rewinds: Bool) {
         // `pipewire`: only suites that need PulseAudio itself reach this.
-        TestSoundServerKind.selected == .pulseAudioDefaults ? (44100, true) : (48000, false)
+        (TestSoundServerKind.selected.sinkRate, TestSoundServerKind.selected == .pulseAudioDefaults)
     }
 
     public static func shared() throws -> PulseAudioServer {

@@ -25,6 +25,14 @@ public enum TestSignals {
         case silence(duration: Double)
     }
 
+    /// The rate files are written at unless a test says otherwise: the test server's sink's
+    /// (``TestSoundServerKind/sinkRate``), at which the engine runs, so that nothing
+    /// resamples a test's signal unless the test asks for it (a test of resampling names its
+    /// rate). A debug build's resampler is slow: primed through it, a long buffer's restart
+    /// after a seek in its last buffer was heard 0.3–0.46 s late at PulseAudio's defaults,
+    /// where a release build takes 10–30 ms.
+    public static var sinkRate: Int { TestSoundServerKind.selected.sinkRate }
+
     /// The folder the files go to.
     public static var directory: String {
         get throws { try folder.get() }
@@ -37,7 +45,7 @@ public enum TestSignals {
 
     /// A sine on every channel.
     public static func sine(
-        frequency: Double = 1000, duration: Double = 1, level: Double = -6, sampleRate: Int = 48000,
+        frequency: Double = 1000, duration: Double = 1, level: Double = -6, sampleRate: Int = TestSignals.sinkRate,
         channels: Int = 2, format: SampleFormat = .int16
     ) throws -> String {
         try write(
@@ -48,7 +56,7 @@ public enum TestSignals {
     /// A stereo file with a different sine on each channel.
     public static func stereoSine(
         left: Double = 440, right: Double = 880, duration: Double = 1, level: Double = -6,
-        sampleRate: Int = 48000, format: SampleFormat = .int16
+        sampleRate: Int = TestSignals.sinkRate, format: SampleFormat = .int16
     ) throws -> String {
         try write(
             [.stereoTone(left: left, right: right, duration: duration, level: level)], sampleRate: sampleRate,
@@ -60,7 +68,7 @@ public enum TestSignals {
     /// tells the position played (see `steppedTonePosition`).
     public static func steppedTone(
         start: Double = 200, step: Double = 100, stepDuration: Double = 1, steps: Int = 5, level: Double = -6,
-        sampleRate: Int = 48000, channels: Int = 2, format: SampleFormat = .int16
+        sampleRate: Int = TestSignals.sinkRate, channels: Int = 2, format: SampleFormat = .int16
     ) throws -> String {
         let segments = (0..<steps).map {
             Segment.tone(frequency: start + step * Double($0), duration: stepDuration, level: level)
@@ -85,7 +93,7 @@ public enum TestSignals {
 
     /// Digital silence.
     public static func silence(
-        duration: Double = 1, sampleRate: Int = 48000, channels: Int = 2, format: SampleFormat = .int16
+        duration: Double = 1, sampleRate: Int = TestSignals.sinkRate, channels: Int = 2, format: SampleFormat = .int16
     ) throws -> String {
         try write([.silence(duration: duration)], sampleRate: sampleRate, channels: channels, format: format, name: "silence")
     }
@@ -93,7 +101,7 @@ public enum TestSignals {
     /// Any sequence of segments, for example two bursts:
     /// `[.tone(frequency: 1000, duration: 0.5), .silence(duration: 0.5), .tone(frequency: 1000, duration: 0.5)]`.
     public static func write(
-        _ segments: [Segment], sampleRate: Int = 48000, channels: Int = 2, format: SampleFormat = .int16,
+        _ segments: [Segment], sampleRate: Int = TestSignals.sinkRate, channels: Int = 2, format: SampleFormat = .int16,
         name: String = "signal"
     ) throws -> String {
         try writeWAV(render(segments, sampleRate: sampleRate, channels: channels), sampleRate: sampleRate,
@@ -103,7 +111,7 @@ public enum TestSignals {
     // MARK: Samples
 
     /// The interleaved samples of a sequence of segments.
-    public static func render(_ segments: [Segment], sampleRate: Int = 48000, channels: Int = 2) -> [Float] {
+    public static func render(_ segments: [Segment], sampleRate: Int = TestSignals.sinkRate, channels: Int = 2) -> [Float] {
         let rate = Double(sampleRate)
         var samples: [Float] = []
         var phases = [Double](repeating: 0, count: channels)

@@ -21,6 +21,9 @@ public enum TestSoundServerKind: String, Sendable, CaseIterable, CustomStringCon
         return kind
     }
 
+    /// The rate of the server's main sink: 44.1 kHz at PulseAudio's defaults, else 48 kHz.
+    public var sinkRate: Int { self == .pulseAudioDefaults ? 44100 : 48000 }
+
     /// Whether the server is PulseAudio itself (and so has its modules, sample cache and so on).
     public var isPulseAudio: Bool { self != .pipeWire }
 
@@ -36,7 +39,7 @@ public enum TestSoundServerKind: String, Sendable, CaseIterable, CustomStringCon
     public func start(sinkName: String) throws -> any TestSoundServer {
         switch self {
         case .pulseAudio48kNoRewinds: try PulseAudioServer(sinkName: sinkName)
-        case .pulseAudioDefaults: try PulseAudioServer(sinkName: sinkName, sampleRate: 44100, rewinds: true)
+        case .pulseAudioDefaults: try PulseAudioServer(sinkName: sinkName, sampleRate: sinkRate, rewinds: true)
         case .pipeWire: try PipeWireServer(sinkName: sinkName)
         }
     }

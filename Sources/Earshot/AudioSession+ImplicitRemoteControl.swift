@@ -59,16 +59,13 @@ extension AudioSession {
         // A task of its own, not a step of the session's path: publishing runs steps on it.
         Task {
             do {
-                let player = try MPRISPlayer(connection: try await connection(), configuration: configuration,
-                                             commandCenter: commands, nowPlayingInfoCenter: nowPlaying, trackList: nil)
-                let keep = implicitRemoteControl.withLock { control -> Bool in
-                    guard case .publishing = control.phase else { return false }
-                    control.phase = .published(player)
-                    return true
+                _ = try await publishPlayer(configuration, commands: commands, nowPlaying: nowPlaying, trackList: nil) { player in
+                    // The app's own call came meanwhile: this player goes no further.
+                    try implicitRemoteControl.withLock { control in
+                        guard case .publishing = control.phase else { throw CancellationError() }
+                        control.phase = .published(player)
+                    }
                 }
-                guard keep else { return }
-                try await adopt(player, commands: commands)
-                _ = try await player.publish()
             } catch {
                 implicitRemoteControl.withLock { control in
                     if case .superseded = control.phase { return }

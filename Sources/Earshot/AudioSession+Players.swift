@@ -49,8 +49,21 @@ extension AudioSession {
     ) async throws -> MPRISPlayer {
         // The app's own player replaces the one published without a call.
         supersedeImplicitRemoteControl()
+        return try await publishPlayer(configuration, commands: commands, nowPlaying: nowPlaying, trackList: trackList)
+    }
+
+    /// Makes the MPRIS player for `configuration` on the session's connection, adopts it
+    /// (``adopt(_:commands:)``) and publishes it: for the app's call and for the
+    /// publication without a call. `proceed` is asked once the player exists, before it is
+    /// adopted; it throws to stop there (the implicit publication, which the app's own call
+    /// superseded meanwhile).
+    func publishPlayer(
+        _ configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter,
+        trackList: (any TrackListSource)?, proceed: (MPRISPlayer) throws -> Void = { _ in }
+    ) async throws -> MPRISPlayer {
         let player = try MPRISPlayer(connection: try await connection(), configuration: configuration,
                                      commandCenter: commands, nowPlayingInfoCenter: nowPlaying, trackList: trackList)
+        try proceed(player)
         try await adopt(player, commands: commands)
         try await player.publish()
         return player

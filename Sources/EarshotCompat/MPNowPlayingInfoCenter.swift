@@ -52,7 +52,7 @@ public final class MPNowPlayingInfoCenter: NSObject, @unchecked Sendable {
         set {
             state.withLock { $0.info = newValue.map(Unchecked.init) }
             apply()
-            if publishes, newValue != nil { RemoteControlPublication.shared.publishIfNeeded() }
+            if publishes, newValue != nil { RemoteControlPublication.publishIfNeeded() }
         }
     }
 

@@ -135,7 +135,7 @@ public final class MPRemoteCommandCenter: NSObject, @unchecked Sendable {
             changeRepeatModeCommand, changeShuffleModeCommand,
         ]
         if publishes, carried.contains(where: \.hasTargets) {
-            RemoteControlPublication.shared.publishIfNeeded()
+            RemoteControlPublication.publishIfNeeded()
         }
     }
 

@@ -11,8 +11,9 @@ import Testing
 import TestSupport
 
 enum CompatTest {
-    /// How many times the app was published on MPRIS (the action counts instead of
-    /// publishing on the real session bus).
+    /// How many times the compat centers asked for the app to be published on MPRIS (the
+    /// action counts instead of making the shared session, which publishes on the real
+    /// session bus).
     static let publications = Atomic<Int>(0)
 
     /// Replaces the MPRIS publication before any check triggers it; once per process.

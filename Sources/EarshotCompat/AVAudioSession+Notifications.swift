@@ -51,7 +51,7 @@ extension AVAudioSession {
         case .routeChange(let change):
             routeChangeQueue.async { [self] in
                 NotificationCenter.default.post(name: AVAudioSession.routeChangeNotification, object: self, userInfo: [
-                    AVAudioSessionRouteChangeReasonKey: NSNumber(value: RouteChangeReason(change.reason).rawValue),
+                    AVAudioSessionRouteChangeReasonKey: NSNumber(value: change.reason.rawValue),
                     AVAudioSessionRouteChangePreviousRouteKey: AVAudioSessionRouteDescription(change.previousRoute),
                 ])
             }

@@ -1,4 +1,6 @@
-internal import Earshot
+// Public for `RouteChangeReason` alone, which is Earshot's type: a public import does not
+// re-export Earshot, whose unprefixed names stay out of an app's namespace.
+public import Earshot
 
 // The session's nested types with Apple's names and raw values.
 
@@ -183,33 +185,12 @@ extension AVAudioSession {
         case routeDisconnected = 4
     }
 
-    /// Why the route changed, as `AVAudioSessionRouteChangeReasonKey` carries it, with all
-    /// eight of Apple's values. Earshot reports `unknown`, `newDeviceAvailable`,
-    /// `oldDeviceUnavailable`, `categoryChange`, `override` and `routeConfigurationChange`;
-    /// `wakeFromSleep` and `noSuitableRouteForCategory` are never posted yet.
-    public enum RouteChangeReason: UInt, Sendable {
-        /// The reason is unknown.
-        case unknown = 0
-        /// A device became available (headphones plugged in).
-        case newDeviceAvailable = 1
-        /// The device in use went away (headphones unplugged).
-        case oldDeviceUnavailable = 2
-        /// The session's category changed.
-        case categoryChange = 3
-        /// The route was overridden (another output chosen).
-        case override = 4
-        /// The device woke from sleep (never posted yet).
-        case wakeFromSleep = 6
-        /// No route suits the category (never posted yet).
-        case noSuitableRouteForCategory = 7
-        /// The devices in use are the same; their channel count or description changed.
-        case routeConfigurationChange = 8
-
-        /// The reason for Earshot's, which has Apple's values.
-        init(_ reason: AudioSession.RouteChangeReason) {
-            self = RouteChangeReason(rawValue: reason.rawValue) ?? .unknown
-        }
-    }
+    /// Why the route changed, as `AVAudioSessionRouteChangeReasonKey` carries it: Earshot's
+    /// reasons, which have all eight of Apple's cases and raw values. Earshot reports
+    /// `unknown`, `newDeviceAvailable`, `oldDeviceUnavailable`, `categoryChange`, `override`
+    /// and `routeConfigurationChange`; `wakeFromSleep` and `noSuitableRouteForCategory` are
+    /// never posted yet.
+    public typealias RouteChangeReason = Earshot.AudioSession.RouteChangeReason
 
     /// Whether secondary audio should be silenced, as
     /// `AVAudioSessionSilenceSecondaryAudioHintTypeKey` carries it.

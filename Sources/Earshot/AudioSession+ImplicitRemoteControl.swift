@@ -38,12 +38,14 @@ extension AudioSession {
     }
 
     /// The MPRIS configuration of a player published without a call: the bus-name suffix
-    /// from the app's name, letters, digits and `_` only, not starting with a digit (as the
-    /// bus allows); its identity the app's name as it is.
+    /// from the app's name, letters, digits and `_` only, not starting with a digit, cut to
+    /// ``MPRISConfiguration/maximumAppNameLength`` (as the bus allows); its identity the
+    /// app's name as it is.
     static func implicitConfiguration(appName: String) -> MPRISConfiguration {
         var name = String(appName.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") ? $0 : "_" })
         if name.isEmpty || name.first!.isNumber { name = "_" + name }
-        return MPRISConfiguration(appName: name, identity: appName.isEmpty ? name : appName)
+        return MPRISConfiguration(appName: String(name.prefix(MPRISConfiguration.maximumAppNameLength)),
+                                  identity: appName.isEmpty ? name : appName)
     }
 
     private func publishImplicitlyIfUsed(_ commands: RemoteCommandCenter, _ nowPlaying: NowPlayingInfoCenter) {

@@ -38,6 +38,11 @@ public struct MPRISConfiguration: Sendable {
     /// (``MPRISPresence``).
     public var targetBusName: String { "org.earshot.MPRISTarget.\(appName)" }
 
+    /// The longest ``appName`` whose bus names fit D-Bus's 255 bytes: the longer of them is
+    /// ``targetBusName``, `org.earshot.MPRISTarget.<appName>`. An ``instanceID`` takes
+    /// `.instance` and its own length more in ``busName``.
+    public static let maximumAppNameLength = 255 - MPRISConfiguration(appName: "", identity: "").targetBusName.utf8.count
+
     /// The name desktops see this player under.
     public var busName: String {
         instanceID.map { "\(sharedBusName).instance\($0)" } ?? sharedBusName
@@ -49,7 +54,8 @@ public struct MPRISConfiguration: Sendable {
         ObjectPath("/org/earshot").appending(escaped: appName).appending(escaped: "Track")
     }
 
-    /// Checks the names and the instance id.
+    /// Checks the names and the instance id, and that the bus names fit D-Bus's 255 bytes
+    /// (``maximumAppNameLength``).
     ///
     /// - Throws: ``DBusError`` `InvalidArgs` naming the bad value.
     public func validate() throws(DBusError) {
@@ -64,6 +70,7 @@ public struct MPRISConfiguration: Sendable {
             }
         }
         try BusName.validate(busName)
+        try BusName.validate(targetBusName)
         for scheme in supportedURISchemes where scheme.isEmpty || scheme.contains(":") {
             throw .invalidArgs("“\(scheme)” is not a URI scheme")
         }

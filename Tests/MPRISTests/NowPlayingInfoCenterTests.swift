@@ -125,12 +125,14 @@ struct RemoteCommandCenterTests {
 
 @Suite("MPRISConfiguration (no bus)")
 struct MPRISConfigurationTests {
-    @Test("names that make valid bus names", arguments: ["earshot", "My_App", "vlc-2"])
+    @Test("names that make valid bus names", arguments: ["earshot", "My_App", "vlc-2",
+                                                       String(repeating: "a", count: MPRISConfiguration.maximumAppNameLength)])
     func valid(_ name: String) throws {
         try MPRISConfiguration(appName: name, identity: "X").validate()
     }
 
-    @Test("names that do not", arguments: ["", "a.b", "9lives", "spa ce", "ü", "a/b"])
+    @Test("names that do not (the longest: its target name passes D-Bus's 255 bytes)",
+          arguments: ["", "a.b", "9lives", "spa ce", "ü", "a/b", String(repeating: "a", count: MPRISConfiguration.maximumAppNameLength + 1)])
     func invalid(_ name: String) {
         #expect(throws: (any Error).self) { try MPRISConfiguration(appName: name, identity: "X").validate() }
     }

@@ -1,8 +1,8 @@
-public import Arbiter
-public import AudioEngine
-public import DBus
+import Arbiter
+import AudioEngine
+import DBus
 public import MPRIS
-public import SessionPolicy
+import SessionPolicy
 
 /// The session and the process's sound: players follow interruptions, the engine's sound
 /// reaches the arbiter, and sound in an eligible session claims the MPRIS name.

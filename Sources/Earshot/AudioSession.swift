@@ -1,9 +1,9 @@
-public import AudioEngine
+package import AudioEngine
 public import AudioRoutes
-public import DBus
+package import DBus
 public import MPRIS
 public import SessionPolicy
-public import Arbiter
+import Arbiter
 public import Synchronization
 
 /// The process's audio session (the `AVAudioSession` analog): its category and options,

@@ -1,6 +1,6 @@
-public import AudioEngine
+package import AudioEngine
 public import FoundationEssentials
-public import Synchronization
+import Synchronization
 
 /// A short sound for alerts and feedback (the System Sound Services analog).
 ///

@@ -1,7 +1,7 @@
 public import DBus
-public import Dispatch
-public import Platform
-public import Synchronization
+import Dispatch
+import Platform
+import Synchronization
 
 /// Publishes a ``NowPlayingInfoCenter`` and a ``RemoteCommandCenter`` as an MPRIS 2.2
 /// player: `org.mpris.MediaPlayer2` and `org.mpris.MediaPlayer2.Player` at

@@ -1,7 +1,7 @@
 public import DBus
-public import Dispatch
-public import Glibc
-public import Synchronization
+import Dispatch
+import Glibc
+import Synchronization
 
 /// The app's one entry on MPRIS, `org.mpris.MediaPlayer2.<app>`, which stays with one
 /// process while the target moves between the app's processes (docs/mpris-presence.md).

@@ -1,6 +1,6 @@
-public import Arbiter
-public import DBus
-public import TestSupport
+package import Arbiter
+package import DBus
+package import TestSupport
 
 /// For the tests that need an arbiter of their own (ArbiterTests, and EarshotTests' session
 /// tests against an in-process arbiter): a target of its own, so that neither imports the

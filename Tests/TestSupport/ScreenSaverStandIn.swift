@@ -1,7 +1,7 @@
 public import DBus
-public import Foundation
+import Foundation
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 
 /// Holds a ``ScreenSaverStandIn``'s answers until a test opens it: a busy saver, with the

@@ -1,5 +1,5 @@
 public import Foundation
-public import Synchronization
+import Synchronization
 
 /// What a finished command printed and returned.
 public struct CommandResult: Sendable {

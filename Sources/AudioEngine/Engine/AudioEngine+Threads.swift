@@ -288,7 +288,7 @@ extension AudioEngine {
                 fail(failure)
                 return .none
             }
-            noteWritten(&state, frames: frames, delay: device.delay(), sinkPlays: device.sinkPlays(), flushRemainder: device.expectedFlushRemainder)
+            noteWritten(&state, frames: frames, delay: device.delayAfterWrite(), sinkPlays: device.sinkPlays(), flushRemainder: device.expectedFlushRemainder)
             return .pull
         }
     }

@@ -26,6 +26,9 @@ protocol AudioOutput: AnyObject, Sendable {
     func write(_ samples: UnsafePointer<Float>, frames: Int) -> OutputWriteResult
     /// Frames written but not yet heard, from the device's or server's timing; nil when unknown.
     func delay() -> Int?
+    /// ``delay()`` right after a ``write(_:frames:)``, on the render thread: an output that
+    /// reads it as the write ends gives that reading.
+    func delayAfterWrite() -> Int?
     /// Whether the device or server says it plays the stream, after its last write. A sink
     /// may take a new stream's first frames and not play them for seconds (a null sink
     /// sleeping out the block it began before the stream came, a Bluetooth sink waking):
@@ -71,6 +74,7 @@ protocol AudioOutput: AnyObject, Sendable {
 extension AudioOutput {
     /// A device that is written to plays (ALSA starts the stream at its threshold).
     func sinkPlays() -> Bool { true }
+    func delayAfterWrite() -> Int? { delay() }
     func flushUnplayed() -> Int? { nil }
     func startPulling(_ puller: any OutputPuller) -> Bool { false }
     func stopPulling() {}

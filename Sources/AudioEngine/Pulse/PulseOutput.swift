@@ -415,7 +415,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             offset += count
         }
         requestTiming()
-        noteWritten(frames: frames)
+        let delay = lockedDelay()
+        delayAfterLastWrite = delay
+        noteWritten(frames: frames, delay: delay)
         let underflows = signals.underflows.load(ordering: .relaxed)
         defer { underflowsSeen = underflows }
         return underflows != underflowsSeen ? .recovered : .written
@@ -444,13 +446,13 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     }
 
     /// Under the lock, after a write of `frames`: anchors the dropout check on it when the
-    /// server's timing is fresh (taken within ``dropoutTimingFreshness``), with the delay
-    /// after it (`delay`, when the caller has it); otherwise counts the frames onto the anchor.
-    private func noteWritten(frames: Int, delay known: Int? = nil) {
+    /// server's timing is fresh (taken within ``dropoutTimingFreshness``), with `delay`, read
+    /// after the write; otherwise counts the frames onto the anchor.
+    private func noteWritten(frames: Int, delay: Int?) {
         guard graphTiming == nil else { return }
         if let timing = pa_stream_get_timing_info(stream)?.pointee, timing.write_index_corrupt == 0,
            PulseTimingSnapshot.elapsed(since: timing) < PulseOutput.dropoutTimingFreshness,
-           let delay = known ?? lockedDelay() {
+           let delay {
             dropoutAnchor = (MonotonicClock.seconds(), Double(delay) / Double(sampleRate), 0)
         } else {
             dropoutAnchor?.writtenSince += frames
@@ -470,6 +472,14 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_threaded_mainloop_lock(mainloop)
         defer { pa_threaded_mainloop_unlock(mainloop) }
         return lockedDelay()
+    }
+
+    /// The delay `write` read as it ended (it anchors the dropout check with it), rather than
+    /// the same computation a second time.
+    func delayAfterWrite() -> Int? {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return delayAfterLastWrite
     }
 
     private func lockedDelay() -> Int? {
@@ -495,6 +505,8 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// wandered 5–17 ms per take against the monotonic clock. Nil elsewhere (PulseAudio's
     /// timing, sink latency included, held within 0.3 ms). Under the lock.
     private var graphTiming: GraphCycleTiming?
+    /// What `write` read as it ended, for ``delayAfterWrite()``. Under the lock.
+    private var delayAfterLastWrite: Int?
 
     /// Under the lock, after a write on pipewire-pulse: asks for a fresh snapshot unless one
     /// is on its way (the clock narrows with each snapshot, each up to a graph cycle stale).

@@ -145,9 +145,8 @@ extension Arbiter {
 
     private func announceDesktopKeys() {
         guard let object = state.withLock({ $0.object }) else { return }
-        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: [
-            ArbiterProtocol.Property.desktopKeys.rawValue: .string(state.withLock { $0.desktopKeys.summary }),
-        ])
+        try? object.emitPropertiesChanged(interface: ArbiterName.interface,
+                                          changed: ArbiterStatus.changes(desktopKeys: state.withLock { $0.desktopKeys.summary }))
     }
 
     /// Sends a key to the target without waiting for it; gsd has its answer at once. With no

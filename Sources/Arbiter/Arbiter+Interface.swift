@@ -7,81 +7,46 @@ extension Arbiter {
     func interfaceDeclaration() -> DBusInterface {
         DBusInterface(
             ArbiterName.interface,
-            methods: [
-                DBusMethod(ArbiterProtocol.Method.register.rawValue, inputs: [.init("app_name", .string), .init("state", .dictionary(key: .string, value: .variant))],
-                           outputs: [.init("situation", .dictionary(key: .string, value: .variant))]) { [weak self] call in
-                    guard let self else { return [.vardict([:])] }
-                    return [try self.register(call)]
-                },
-                method(.unregister) { arbiter, id, _ in
-                    try arbiter.apply(.vanished(id), for: id)
-                    arbiter.state.withLock { s in
-                        s.forgetPendingRestorations(of: id)
-                        s.outputs[id] = nil
-                    }
-                    arbiter.announceRoom()
-                },
-                method(.setCategory, [.init("category", .string), .init("options", .array(.string)), .init("mode", .string)]) { arbiter, id, args in
-                    let category = try WireFormat.category(args[0].string ?? "")
-                    let names = args[1].stringArray ?? []
-                    guard names.count <= RegistrationState.maximumOptions else {
-                        throw DBusError.invalidArgs("options has \(names.count) entries; at most \(RegistrationState.maximumOptions)")
-                    }
-                    let options = try WireFormat.options(names)
-                    let mode = try WireFormat.mode(args[2].string ?? "")
-                    try arbiter.apply(.setCategory(id, category, options: options, mode: mode), for: id)
-                },
-                method(.setActive, [.init("active", .boolean), .init("notify_others_on_deactivation", .boolean)]) { arbiter, id, args in
-                    let event: SessionPolicy.Event = args[0].bool == true ? .activate(id) : .deactivate(id, notifyOthers: args[1].bool == true)
-                    try arbiter.apply(event, for: id)
-                },
-                method(.reportSound, [.init("producing", .boolean)]) { arbiter, id, args in
-                    let tick = arbiter.tick
-                    try arbiter.apply(args[0].bool == true ? .soundStarted(id, tick: tick) : .soundStopped(id, tick: tick), for: id)
-                },
-                method(.setRemoteCommandsEnabled, [.init("enabled", .boolean)]) { arbiter, id, args in
-                    try arbiter.apply(.remoteCommandsChanged(id, anyEnabled: args[0].bool == true), for: id)
-                },
-                method(.setOutput, [.init("kind", .string), .init("name", .string)]) { arbiter, id, args in
-                    let output = try RegistrationState.Output(kind: args[0].string ?? "", name: args[1].string ?? "")
-                    try arbiter.setOutput(output, for: id)
-                },
-            ],
-            properties: [
-                DBusProperty(ArbiterProtocol.Property.sessions.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
-                    .array(.dictionary(key: .string, value: .variant), self?.sessionsSummary() ?? [])
-                },
-                DBusProperty(ArbiterProtocol.Property.others.rawValue, .array(.dictionary(key: .string, value: .variant)), changeSignal: .invalidates) { [weak self] in
-                    .array(.dictionary(key: .string, value: .variant), self?.othersSummary() ?? [])
-                },
-                DBusProperty(ArbiterProtocol.Property.target.rawValue, .string) { [weak self] in .string(self?.policy.target?.busName ?? "") },
-                DBusProperty(ArbiterProtocol.Property.screenLocked.rawValue, .boolean) { [weak self] in .boolean(self?.policy.screenLocked ?? false) },
-                DBusProperty(ArbiterProtocol.Property.desktopKeys.rawValue, .string) { [weak self] in
-                    .string(self?.state.withLock { $0.desktopKeys.summary } ?? "")
-                },
-            ],
-            signals: [
-                DBusSignalDeclaration(ArbiterProtocol.Signal.deactivated.rawValue, arguments: [.init("reason", .string)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.interruptionBegan.rawValue, arguments: [.init("reason", .string), .init("by", .string)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.interruptionEnded.rawValue, arguments: [.init("should_resume", .boolean)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.duckGainChanged.rawValue, arguments: [.init("gain", .double)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.otherAudioPlayingChanged.rawValue, arguments: [.init("playing", .boolean)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.secondaryAudioShouldBeSilencedChanged.rawValue, arguments: [.init("silenced", .boolean)]),
-                DBusSignalDeclaration(ArbiterProtocol.Signal.sessionsAvailable.rawValue),
-            ]
+            methods: ArbiterCall.declarations { [weak self] call, message in
+                guard let self else { return call.method == .register ? [ArbiterSituation().encoded] : [] }
+                return try self.perform(call, message)
+            },
+            properties: ArbiterStatus.properties(
+                sessions: { [weak self] in self?.sessionsSummary() ?? [] },
+                others: { [weak self] in self?.othersSummary() ?? [] },
+                target: { [weak self] in self?.policy.target?.busName ?? "" },
+                screenLocked: { [weak self] in self?.policy.screenLocked ?? false },
+                desktopKeys: { [weak self] in self?.state.withLock { $0.desktopKeys.summary } ?? "" }),
+            signals: ArbiterSignal.declarations
         )
     }
 
-    /// A method acting on the caller's session.
-    private func method(
-        _ name: ArbiterProtocol.Method, _ inputs: [DBusArgument] = [],
-        _ body: @escaping @Sendable (Arbiter, SessionID, [DBusValue]) throws -> Void
-    ) -> DBusMethod {
-        DBusMethod(name.rawValue, inputs: inputs) { [weak self] call in
-            guard let self else { return [] }
-            try body(self, try Arbiter.caller(call), call.arguments)
-            return []
+    /// Carries out a decoded call on the caller's session; `Register` returns its situation.
+    private func perform(_ call: ArbiterCall, _ message: DBusMethodCall) throws(DBusError) -> [DBusValue] {
+        let id = try Arbiter.caller(message)
+        switch call {
+        case let .register(app, registration):
+            return [try register(id, app: app, registration, message).encoded]
+        case .unregister:
+            try apply(.vanished(id), for: id)
+            state.withLock { s in
+                s.forgetPendingRestorations(of: id)
+                s.outputs[id] = nil
+            }
+            announceRoom()
+        case let .setCategory(category, options, mode):
+            try apply(.setCategory(id, category, options: options, mode: mode), for: id)
+        case let .setActive(active, notifyOthers):
+            try apply(active ? .activate(id) : .deactivate(id, notifyOthers: notifyOthers), for: id)
+        case let .reportSound(producing):
+            let tick = self.tick
+            try apply(producing ? .soundStarted(id, tick: tick) : .soundStopped(id, tick: tick), for: id)
+        case let .setRemoteCommandsEnabled(enabled):
+            try apply(.remoteCommandsChanged(id, anyEnabled: enabled), for: id)
+        case let .setOutput(output):
+            try setOutput(output, for: id)
         }
+        return []
     }
 
     static func caller(_ call: DBusMethodCall) throws(DBusError) -> SessionID {
@@ -105,21 +70,14 @@ extension Arbiter {
         }
     }
 
-    /// `Register(app_name, state)`: validates everything first, then registers the caller
-    /// and replays its state (after the arbiter changed hosts, processes register again
-    /// with what they had). The first registration of a connection waits for the bus to
-    /// say which process it belongs to (for the per-process limit) and replies then.
-    func register(_ call: DBusMethodCall) throws(DBusError) -> DBusValue {
-        let id = try Arbiter.caller(call)
-        let app = call.arguments[0].string ?? ""
-        guard !app.isEmpty, app.utf8.count <= 255 else {
-            throw .invalidArgs("app_name must be 1 to 255 bytes, not \(WireFormat.quoted(app)) (\(app.utf8.count) bytes)")
-        }
-        // It is shown to users (earshot status): no terminal escapes or line breaks.
-        guard !app.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidArgs("app_name must not contain control characters: \(WireFormat.quoted(app))")
-        }
-        let registration = try RegistrationState(call.arguments[1])
+    /// `Register(app_name, state)`, decoded (and so validated) before anything changes:
+    /// registers the caller and replays its state (after the arbiter changed hosts,
+    /// processes register again with what they had). The first registration of a
+    /// connection waits for the bus to say which process it belongs to (for the
+    /// per-process limit) and replies then.
+    func register(
+        _ id: SessionID, app: String, _ registration: ArbiterRegistration, _ call: DBusMethodCall
+    ) throws(DBusError) -> ArbiterSituation {
         let (pid, waiting) = state.withLock { s -> (Int64?, Bool) in
             (s.processes[id], s.registering.contains(id))
         }
@@ -133,7 +91,7 @@ extension Arbiter {
         lookUpProcess(of: id) { [weak self] pid in
             guard let self else { return }
             do throws(DBusError) {
-                call.reply([try self.completeRegistration(id, app: app, registration, process: pid)], on: connection)
+                call.reply([try self.completeRegistration(id, app: app, registration, process: pid).encoded], on: connection)
             } catch {
                 call.reply(error: error, on: connection)
             }
@@ -143,8 +101,8 @@ extension Arbiter {
 
     /// Registers `id` of process `pid` if there is room, then replays its state.
     private func completeRegistration(
-        _ id: SessionID, app: String, _ r: RegistrationState, process pid: Int64
-    ) throws(DBusError) -> DBusValue {
+        _ id: SessionID, app: String, _ r: ArbiterRegistration, process pid: Int64
+    ) throws(DBusError) -> ArbiterSituation {
         if policy[id] == nil, let error = refusal(of: id, process: pid) { throw refuse(error) }
         try apply(.register(id, appName: app, tick: tick), for: id)
         do {
@@ -163,7 +121,7 @@ extension Arbiter {
             if Duration.nanoseconds(tick) <= configuration.reRegistrationWindow, interruptedBy != id {
                 restore(id, interruptedBy: interruptedBy, wasPlaying: r.wasPlaying)
             } else if let object = state.withLock({ $0.object }) {
-                try? object.emit(.interruptionEnded, [.boolean(r.wasPlaying)], to: id)
+                try? object.emit(.interruptionEnded(shouldResume: r.wasPlaying), to: id)
             }
         }
         if let silencedBy = r.silencedBy { restore(id, silencedBy: silencedBy, wasPlaying: r.wasPlaying) }
@@ -181,7 +139,7 @@ extension Arbiter {
 
     /// `SetOutput`: remembers what the session plays through and invalidates `Sessions`
     /// when that changed.
-    func setOutput(_ output: RegistrationState.Output, for id: SessionID) throws(DBusError) {
+    func setOutput(_ output: ArbiterRegistration.Output, for id: SessionID) throws(DBusError) {
         guard policy[id] != nil else { throw DBusError(ArbiterName.Error.notRegistered, "\(id): \(SessionPolicy.Rejection.unknownSession.message)") }
         let (changed, object) = state.withLock { s in
             defer { s.outputs[id] = output }
@@ -191,39 +149,40 @@ extension Arbiter {
     }
 
     /// What a session needs to know right after registering.
-    func situation(of id: SessionID) -> DBusValue {
+    func situation(of id: SessionID) -> ArbiterSituation {
         let policy = self.policy
         let session = policy[id]
-        return .vardict([
-            ArbiterProtocol.SituationKey.otherAudioPlaying.rawValue: .boolean(policy.otherAudioPlaying(for: id)),
-            ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue: .boolean(policy.secondaryAudioShouldBeSilencedHint(for: id)),
-            ArbiterProtocol.SituationKey.interrupted.rawValue: .boolean(session?.isInterrupted ?? false),
-            ArbiterProtocol.SituationKey.duckGain.rawValue: .double(session?.isDucked == true ? Double(policy.configuration.duckGain) : 1),
-            ArbiterProtocol.SituationKey.target.rawValue: .string(policy.target?.busName ?? ""),
-        ])
+        var situation = ArbiterSituation()
+        situation.otherAudioPlaying = policy.otherAudioPlaying(for: id)
+        situation.secondaryAudioShouldBeSilenced = policy.secondaryAudioShouldBeSilencedHint(for: id)
+        situation.interrupted = session?.isInterrupted ?? false
+        situation.duckGain = session?.isDucked == true ? Double(policy.configuration.duckGain) : 1
+        situation.target = policy.target?.busName ?? ""
+        return situation
     }
 
-    /// One dictionary per other app's player, and per process sounding without one, for
-    /// `earshot status`; the most recent sounder first.
-    func othersSummary() -> [DBusValue] {
+    /// Other apps' players, and processes sounding without one, for `earshot status`;
+    /// the most recent sounder first.
+    func othersSummary() -> [ArbiterOtherSummary] {
         let (policy, observed, ducked) = state.withLock { s in
             (s.policy, s.players, Set(s.ducked.values.filter { !$0.ladder.isEmpty && ($0.position ?? 1) > 0 }.map(\.pid)))
         }
         let duckers = policy.foreignDuckers.map(\.rawValue).sorted()
-        typealias Key = ArbiterProtocol.OtherKey
-        var rows: [(tick: UInt64, player: String, value: DBusValue)] = []
-        func row(player: String, pid: Int64, status: String, pausedBy: SessionID?) -> (UInt64, String, DBusValue) {
+        func row(player: String, pid: Int64, status: String, pausedBy: SessionID?) -> ArbiterOtherSummary {
             let sound = policy.foreignSounds[pid]
-            let tick = sound?.lastSoundTick ?? 0
-            let app = observed[player]?.names.min().map { String($0.dropFirst(Arbiter.mprisPrefix.count)) } ?? ""
-            return (tick, player, .vardict([
-                Key.player.rawValue: .string(player), Key.app.rawValue: .string(app), Key.pid.rawValue: .int64(pid), Key.status.rawValue: .string(status),
-                Key.sounding.rawValue: .boolean(sound?.isSounding ?? false), Key.lastSound.rawValue: .uint64(tick),
-                Key.pausedBy.rawValue: .string(pausedBy?.rawValue ?? ""),
-                Key.duckedBy.rawValue: .strings(ducked.contains(pid) ? duckers : []),
-                Key.target.rawValue: .boolean(!player.isEmpty && policy.target == .foreign(player: player)),
-            ]))
+            var row = ArbiterOtherSummary()
+            row.player = player
+            row.app = observed[player]?.names.min().map { String($0.dropFirst(Arbiter.mprisPrefix.count)) } ?? ""
+            row.pid = pid
+            row.status = status
+            row.sounding = sound?.isSounding ?? false
+            row.lastSound = sound?.lastSoundTick ?? 0
+            row.pausedBy = pausedBy?.rawValue ?? ""
+            row.duckedBy = ducked.contains(pid) ? duckers : []
+            row.target = !player.isEmpty && policy.target == .foreign(player: player)
+            return row
         }
+        var rows: [ArbiterOtherSummary] = []
         for player in policy.foreignPlayers.values {
             rows.append(row(player: player.id, pid: player.pid, status: player.status.rawValue, pausedBy: player.pausedBy))
         }
@@ -231,31 +190,31 @@ extension Arbiter {
         for sound in policy.foreignSounds.values where sound.isSounding && !withPlayers.contains(sound.pid) {
             rows.append(row(player: "", pid: sound.pid, status: "", pausedBy: nil))
         }
-        return rows.sorted { ($0.tick, $1.player) > ($1.tick, $0.player) }.map(\.value)
+        return rows.sorted { ($0.lastSound, $1.player) > ($1.lastSound, $0.player) }
     }
 
-    /// One dictionary per session, for `earshot status`; the most recent sounder first.
-    func sessionsSummary() -> [DBusValue] {
+    /// Every session, for `earshot status`; the most recent sounder first.
+    func sessionsSummary() -> [ArbiterSessionSummary] {
         let (policy, outputs) = state.withLock { ($0.policy, $0.outputs) }
         return policy.sessions.values
             .sorted { ($0.lastSoundTick ?? 0, $1.id) > ($1.lastSoundTick ?? 0, $0.id) }
             .map { session in
-                .vardict([
-                    ArbiterProtocol.SessionKey.id.rawValue: .string(session.id.rawValue),
-                    ArbiterProtocol.SessionKey.app.rawValue: .string(session.appName),
-                    ArbiterProtocol.SessionKey.category.rawValue: .string(session.category.rawValue),
-                    ArbiterProtocol.SessionKey.options.rawValue: .strings(session.options.names),
-                    ArbiterProtocol.SessionKey.mode.rawValue: .string(session.mode.rawValue),
-                    ArbiterProtocol.SessionKey.active.rawValue: .boolean(session.isActive),
-                    ArbiterProtocol.SessionKey.producingSound.rawValue: .boolean(session.isProducingSound),
-                    ArbiterProtocol.SessionKey.interrupted.rawValue: .boolean(session.isInterrupted),
-                    ArbiterProtocol.SessionKey.ducked.rawValue: .boolean(session.isDucked),
-                    ArbiterProtocol.SessionKey.lastSound.rawValue: .uint64(session.lastSoundTick ?? 0),
-                    ArbiterProtocol.SessionKey.eligible.rawValue: .boolean(session.isEligibleRemoteTarget),
-                    ArbiterProtocol.SessionKey.target.rawValue: .boolean(policy.target == .session(session.id)),
-                    ArbiterProtocol.SessionKey.outputKind.rawValue: .string(outputs[session.id]?.kind.rawValue ?? ""),
-                    ArbiterProtocol.SessionKey.outputName.rawValue: .string(outputs[session.id]?.name ?? ""),
-                ])
+                var row = ArbiterSessionSummary()
+                row.id = session.id.rawValue
+                row.app = session.appName
+                row.category = session.category.rawValue
+                row.options = session.options.names
+                row.mode = session.mode.rawValue
+                row.active = session.isActive
+                row.producingSound = session.isProducingSound
+                row.interrupted = session.isInterrupted
+                row.ducked = session.isDucked
+                row.lastSound = session.lastSoundTick ?? 0
+                row.eligible = session.isEligibleRemoteTarget
+                row.target = policy.target == .session(session.id)
+                row.outputKind = outputs[session.id]?.kind ?? ArbiterProtocol.OutputKind.none
+                row.outputName = outputs[session.id]?.name ?? ""
+                return row
             }
     }
 }

@@ -74,7 +74,7 @@ extension Arbiter {
         let (waiting, object) = state.withLock { ($0.pendingRestores.removeValue(forKey: interrupter) ?? [], $0.object) }
         guard let object else { return }
         for (victim, wasPlaying) in waiting where policy[victim] != nil {
-            try? object.emit(.interruptionEnded, [.boolean(wasPlaying)], to: victim)
+            try? object.emit(.interruptionEnded(shouldResume: wasPlaying), to: victim)
         }
     }
 }

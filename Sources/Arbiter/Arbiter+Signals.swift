@@ -8,20 +8,19 @@ extension Arbiter {
         for decision in decisions {
             switch decision {
             case let .deactivated(id):
-                try? object.emit(.deactivated, [.string("silenceTimeout")], to: id)
+                try? object.emit(.deactivated(reason: .silenceTimeout), to: id)
             case let .interruptionBegan(id, reason):
-                let (name, by) = WireFormat.encode(reason)
-                try? object.emit(.interruptionBegan, [.string(name), .string(by)], to: id)
+                try? object.emit(.interruptionBegan(reason), to: id)
             case let .interruptionEnded(id, shouldResume):
-                try? object.emit(.interruptionEnded, [.boolean(shouldResume)], to: id)
+                try? object.emit(.interruptionEnded(shouldResume: shouldResume), to: id)
             case let .duck(id, gain):
-                try? object.emit(.duckGainChanged, [.double(Double(gain))], to: id)
+                try? object.emit(.duckGainChanged(Double(gain)), to: id)
             case let .unduck(id):
-                try? object.emit(.duckGainChanged, [.double(1)], to: id)
+                try? object.emit(.duckGainChanged(1), to: id)
             case let .otherAudioPlaying(id, playing):
-                try? object.emit(.otherAudioPlayingChanged, [.boolean(playing)], to: id)
+                try? object.emit(.otherAudioPlayingChanged(playing), to: id)
             case let .secondaryAudioShouldBeSilenced(id, silenced):
-                try? object.emit(.secondaryAudioShouldBeSilencedChanged, [.boolean(silenced)], to: id)
+                try? object.emit(.secondaryAudioShouldBeSilencedChanged(silenced), to: id)
             case let .pauseForeign(player, stop):
                 command(foreign: player, stop ? "Stop" : "Pause")
             case let .resumeForeign(player):
@@ -44,14 +43,9 @@ extension Arbiter {
             defer { s.announcedOnce = true }
             return (!s.announcedOnce, s.policy)
         }
-        var changed: [String: DBusValue] = [:]
-        if first {
-            changed[ArbiterProtocol.Property.target.rawValue] = .string(policy.target?.busName ?? "")
-        } else if let target = targetChange {
-            changed[ArbiterProtocol.Property.target.rawValue] = .string(target?.busName ?? "")
-        }
-        if first || lockChanged { changed[ArbiterProtocol.Property.screenLocked.rawValue] = .boolean(policy.screenLocked) }
-        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: [ArbiterProtocol.Property.sessions.rawValue, ArbiterProtocol.Property.others.rawValue])
+        let target: String? = first ? policy.target?.busName ?? "" : targetChange.map { $0?.busName ?? "" }
+        let changed = ArbiterStatus.changes(target: target, screenLocked: first || lockChanged ? policy.screenLocked : nil)
+        try? object.emitPropertiesChanged(interface: ArbiterName.interface, changed: changed, invalidated: ArbiterStatus.invalidatedOnChange)
     }
 }
 
@@ -63,12 +57,5 @@ extension [SessionPolicy.Decision] {
             if case let .targetChanged(target) = decision { return .some(target) }
         }
         return nil
-    }
-}
-
-extension DBusExportedObject {
-    /// Emits one of the arbiter's signals, unicast to `session` or, without one, broadcast.
-    func emit(_ signal: ArbiterProtocol.Signal, _ arguments: [DBusValue] = [], to session: SessionID? = nil) throws(DBusError) {
-        try emit(signal.rawValue, interface: ArbiterName.interface, arguments, to: session?.rawValue)
     }
 }

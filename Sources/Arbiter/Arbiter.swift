@@ -133,7 +133,7 @@ public final class Arbiter: Sendable {
         /// about to register again), with their processes.
         var earshotPeers: [String: Int64] = [:]
         /// What each session said it plays through (`SetOutput`); forgotten when it goes.
-        var outputs: [SessionID: RegistrationState.Output] = [:]
+        var outputs: [SessionID: ArbiterRegistration.Output] = [:]
         /// Connections that left before the queue was known.
         var departed: Set<String> = []
         /// Whether the queue is known: until then no other app is reported to the policy.

@@ -14,9 +14,13 @@ public enum WireFormat {
     /// The sentence for options `category` refuses, naming the first refused option and
     /// the category ("duckOthers is not allowed with record"); `nil` if it accepts them.
     public static func refusal(of options: CategoryOptions, with category: Category) -> String? {
+        refusedOption(of: options, with: category).map { "\($0) is not allowed with \(category.rawValue)" }
+    }
+
+    /// The name of the first of `options` that `category` refuses; `nil` if it accepts them.
+    public static func refusedOption(of options: CategoryOptions, with category: Category) -> String? {
         guard let option = options.firstDisallowed(with: category) else { return nil }
-        let name = CategoryOptions.named.first { $0.option == option }?.name ?? "option 0x\(String(option.rawValue, radix: 16))"
-        return "\(name) is not allowed with \(category.rawValue)"
+        return CategoryOptions.named.first { $0.option == option }?.name ?? "option 0x\(String(option.rawValue, radix: 16))"
     }
 
     /// The options named, by their iOS names (``CategoryOptions/named``: the route options

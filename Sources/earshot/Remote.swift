@@ -66,9 +66,8 @@ struct Remote: AsyncParsableCommand {
             guard try await connection.nameOwner(ArbiterName.bus) != nil else {
                 fail("earshot remote: no arbiter: no Earshot process has an audio session")
             }
-            guard let target = try await connection.call(
-                destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
-                method: "Get", [.string(ArbiterName.interface), .string(ArbiterProtocol.Property.target.rawValue)]).first?.string, !target.isEmpty else {
+            let target = try await ArbiterStatus.readTarget(on: connection)
+            guard !target.isEmpty else {
                 fail("earshot remote: no target: no process in the playback category has made sound")
             }
             var arguments: [DBusValue] = []
@@ -146,45 +145,32 @@ struct Status: AsyncParsableCommand {
             say("no arbiter: no Earshot process has an audio session")
             return
         }
-        let reply = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
-                                              method: "GetAll", [.string(ArbiterName.interface)])
-        let all = reply.first?.stringKeyedDictionary ?? [:]
-        let sessions = all[ArbiterProtocol.Property.sessions.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
-        let target = all[ArbiterProtocol.Property.target.rawValue]?.string ?? ""
+        let status = try await ArbiterStatus.read(on: connection)
         // The arbiter serves on a connection of its own, which is none of the sessions': its
         // process says who hosts it.
         let process = (try? await connection.processID(of: owner)).map { " (process \($0))" } ?? ""
-        say("arbiter \(owner)\(process)\(all[ArbiterProtocol.Property.screenLocked.rawValue]?.bool == true ? ", screen locked" : ""); target: \(target.isEmpty ? "none" : target)")
-        if let keys = all[ArbiterProtocol.Property.desktopKeys.rawValue]?.string, !keys.isEmpty { say("desktop keys: \(keys)") }
+        say("arbiter \(owner)\(process)\(status.screenLocked ? ", screen locked" : ""); target: \(status.target.isEmpty ? "none" : status.target)")
+        if !status.desktopKeys.isEmpty { say("desktop keys: \(status.desktopKeys)") }
         say("SESSION   APP               CATEGORY        OPTIONS         OUTPUT            STATE")
-        for session in sessions {
-            var state: [String] = []
-            if session[ArbiterProtocol.SessionKey.target.rawValue]?.bool == true { state.append("target") }
-            if session[ArbiterProtocol.SessionKey.active.rawValue]?.bool == true { state.append("active") }
-            if session[ArbiterProtocol.SessionKey.producingSound.rawValue]?.bool == true { state.append("playing") }
-            if session[ArbiterProtocol.SessionKey.interrupted.rawValue]?.bool == true { state.append("interrupted") }
-            if session[ArbiterProtocol.SessionKey.ducked.rawValue]?.bool == true { state.append("ducked") }
-            let options = session[ArbiterProtocol.SessionKey.options.rawValue]?.stringArray?.joined(separator: ",") ?? ""
-            let output = Status.output(kind: session[ArbiterProtocol.SessionKey.outputKind.rawValue]?.string ?? "",
-                                       name: session[ArbiterProtocol.SessionKey.outputName.rawValue]?.string ?? "")
-            say(pad(session[ArbiterProtocol.SessionKey.id.rawValue]?.string ?? "?", 10) + pad(session[ArbiterProtocol.SessionKey.app.rawValue]?.string ?? "?", 18) + pad(session[ArbiterProtocol.SessionKey.category.rawValue]?.string ?? "?", 16)
+        for session in status.sessions {
+            let state = [(session.target, "target"), (session.active, "active"), (session.producingSound, "playing"),
+                         (session.interrupted, "interrupted"), (session.ducked, "ducked")].filter(\.0).map(\.1)
+            let options = session.options.joined(separator: ",")
+            let output = Status.output(kind: session.outputKind, name: session.outputName)
+            say(pad(session.id, 10) + pad(session.app, 18) + pad(session.category, 16)
                 + pad(options.isEmpty ? "-" : options, 16) + pad(output, 18) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
         }
-        let others = all[ArbiterProtocol.Property.others.rawValue]?.elements?.compactMap(\.stringKeyedDictionary) ?? []
-        guard !others.isEmpty else { return }
-        typealias Key = ArbiterProtocol.OtherKey
+        guard !status.others.isEmpty else { return }
         say("OTHER     APP               PID       STATUS    STATE")
-        for other in others {
+        for other in status.others {
             var state: [String] = []
-            if other[Key.target.rawValue]?.bool == true { state.append("target") }
-            if other[Key.sounding.rawValue]?.bool == true { state.append("sounding") }
-            if let by = other[Key.pausedBy.rawValue]?.string, !by.isEmpty { state.append("paused by \(by)") }
-            if let by = other[Key.duckedBy.rawValue]?.stringArray, !by.isEmpty { state.append("ducked by \(by.joined(separator: " "))") }
-            let player = other[Key.player.rawValue]?.string ?? ""
-            let app = TerminalText.escaped(other[Key.app.rawValue]?.string ?? "")
-            let status = other[Key.status.rawValue]?.string ?? ""
-            say(pad(player.isEmpty ? "-" : player, 10) + pad(app.isEmpty ? "-" : app, 18) + pad(String(other[Key.pid.rawValue]?.int64 ?? -1), 10)
-                + pad(status.isEmpty ? "-" : status, 10) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
+            if other.target { state.append("target") }
+            if other.sounding { state.append("sounding") }
+            if !other.pausedBy.isEmpty { state.append("paused by \(other.pausedBy)") }
+            if !other.duckedBy.isEmpty { state.append("ducked by \(other.duckedBy.joined(separator: " "))") }
+            let app = TerminalText.escaped(other.app)
+            say(pad(other.player.isEmpty ? "-" : other.player, 10) + pad(app.isEmpty ? "-" : app, 18) + pad(String(other.pid), 10)
+                + pad(other.status.isEmpty ? "-" : other.status, 10) + (state.isEmpty ? "idle" : state.joined(separator: ", ")))
         }
     }
 
@@ -192,8 +178,8 @@ struct Status: AsyncParsableCommand {
     /// for a sound server (PipeWire named where pipewire-pulse says it runs on it),
     /// `alsa:DEVICE`, or `-` before the session said. Escaped for the terminal: the
     /// arbiter checks the name, but a status reader trusts no one.
-    static func output(kind: String, name: String) -> String {
-        switch ArbiterProtocol.OutputKind(rawValue: kind) {
+    static func output(kind: ArbiterProtocol.OutputKind?, name: String) -> String {
+        switch kind {
         case .soundServer?:
             if let match = name.firstMatch(of: /on PipeWire ([0-9][0-9.]*)/) { return "pipewire-" + match.1 }
             return TerminalText.escaped(name.split(whereSeparator: \.isWhitespace).joined(separator: "-").lowercased())

@@ -9,16 +9,13 @@ import TestSupport
 @Suite("Arbiter: each session's output")
 struct ArbiterOutputTests {
     /// The caller's row of `Sessions`.
-    static func row(of client: Client, in f: ArbiterFixture) async throws -> [String: DBusValue]? {
-        let reply = try await f.host.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: StandardInterface.properties,
-                                          method: "Get", [.string(ArbiterName.interface), .string(ArbiterProtocol.Property.sessions.rawValue)])
-        let sessions = reply.first?.unwrapped.elements?.compactMap(\.stringKeyedDictionary) ?? []
-        return sessions.first { $0[ArbiterProtocol.SessionKey.id.rawValue]?.string == client.id }
+    static func row(of client: Client, in f: ArbiterFixture) async throws -> ArbiterSessionSummary? {
+        try await ArbiterStatus.read(on: f.host).sessions.first { $0.id == client.id }
     }
 
     static func output(of client: Client, in f: ArbiterFixture) async throws -> (kind: String?, name: String?) {
         let row = try await row(of: client, in: f)
-        return (row?[ArbiterProtocol.SessionKey.outputKind.rawValue]?.string, row?[ArbiterProtocol.SessionKey.outputName.rawValue]?.string)
+        return (row?.outputKind?.rawValue, row?.outputName)
     }
 
     @Test("SetOutput shows in Sessions, invalidating it; Register carries it; empty until said")
@@ -33,7 +30,7 @@ struct ArbiterOutputTests {
         _ = try await watcher.subscribe(MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged", path: ArbiterName.path)) { _ in
             invalidated.withLock { $0 += 1 }
         }
-        try await client.call(ArbiterProtocol.Method.setOutput.rawValue, [.string("soundServer"), .string("pulseaudio 16.1")])
+        try await client.call("SetOutput", [.string("soundServer"), .string("pulseaudio 16.1")])
         #expect(try await Self.output(of: client, in: f) == ("soundServer", "pulseaudio 16.1"))
         try await eventually("Sessions to be invalidated") { invalidated.value >= 1 }
 
@@ -51,9 +48,9 @@ struct ArbiterOutputTests {
         let f = try await ArbiterFixture()
         let client = try await Client(f.bus)
         try await client.register("music")
-        try await client.call(ArbiterProtocol.Method.setOutput.rawValue, [.string("alsa"), .string("default")])
+        try await client.call("SetOutput", [.string("alsa"), .string("default")])
         do {
-            try await client.call(ArbiterProtocol.Method.setOutput.rawValue, [.string(kind), .string(name)])
+            try await client.call("SetOutput", [.string(kind), .string(name)])
             Issue.record("SetOutput(\(kind), \(name)) succeeded")
         } catch let error as DBusError {
             #expect(error.name == DBusError.Name.invalidArgs, "\(error)")
@@ -69,7 +66,7 @@ struct ArbiterOutputTests {
         // Not registered: nothing to describe.
         let stranger = try await Client(f.bus)
         do {
-            try await stranger.call(ArbiterProtocol.Method.setOutput.rawValue, [.string("alsa"), .string("default")])
+            try await stranger.call("SetOutput", [.string("alsa"), .string("default")])
             Issue.record("SetOutput from an unregistered caller succeeded")
         } catch let error as DBusError {
             #expect(error.name == ArbiterName.Error.notRegistered, "\(error)")

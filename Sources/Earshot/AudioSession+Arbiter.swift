@@ -9,9 +9,10 @@ extension AudioSession {
     /// Connects to the session bus and the arbiter (hosting it if no process does), as the
     /// first ``setActive(_:options:)-4wxrc`` or the first player's sound otherwise does. Idempotent.
     ///
-    /// - Throws: ``DBusError`` when the bus cannot be reached.
+    /// - Throws: ``AudioSessionError/arbiterUnreachable(reason:)`` when the bus or the
+    ///   arbiter cannot be reached.
     public func connect() async throws {
-        _ = try await connection()
+        _ = try await AudioSessionError.mapping { try await connection() }
     }
 
     /// The bus connection (connecting if needed). MPRIS players of the process publish on
@@ -78,8 +79,7 @@ extension AudioSession {
         subscriptions.append(try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { [weak self] message in
             self?.arbiterSignal(message)
         })
-        subscriptions.append(try await connection.subscribe(
-            MatchRule(sender: ArbiterName.bus, interface: ArbiterName.interface, member: ArbiterProtocol.Signal.sessionsAvailable.rawValue), handler: { _ in }))
+        subscriptions.append(try await connection.subscribe(ArbiterSignal.sessionsAvailableRule, handler: { _ in }))
         let changes = state.withLock { $0.arbiterOwnerChanges }
         let owner = try await connection.nameOwner(ArbiterName.bus)
         state.withLock { s in if s.arbiterOwnerChanges == changes { s.arbiterOwner = owner } }
@@ -133,37 +133,33 @@ extension AudioSession {
     /// lock, says so, and the new arbiter carries the interruption on or ends it; if its
     /// interrupter is gone, the interruption ends here.
     func register(on connection: DBusConnection, reset: Bool) async throws {
-        var (full, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> ([String: DBusValue], String?, InterruptionReason?, Bool) in
-            ([ArbiterProtocol.RegisterKey.category.rawValue: .string(s.category.rawValue), ArbiterProtocol.RegisterKey.options.rawValue: .strings(s.options.names),
-              // An interrupted session is silent, even if the engine has not yet noticed
-              // (its sound-stopped event lags by the silence threshold): claiming sound
-              // would activate it again and make it interrupt its interrupter.
-              ArbiterProtocol.RegisterKey.mode.rawValue: .string(s.mode.rawValue), ArbiterProtocol.RegisterKey.active.rawValue: .boolean(s.isActive),
-              ArbiterProtocol.RegisterKey.producingSound.rawValue: .boolean(s.producingSound && !s.interrupted)],
-             reset && s.interrupted ? s.interruptedBy : nil, reset && s.interrupted ? s.silencedBy : nil,
-             !s.pausedByInterruption.isEmpty)
+        var (registration, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> (ArbiterRegistration, String?, InterruptionReason?, Bool) in
+            var r = ArbiterRegistration()
+            (r.category, r.options, r.mode, r.active) = (s.category, s.options, s.mode, s.isActive)
+            // An interrupted session is silent, even if the engine has not yet noticed
+            // (its sound-stopped event lags by the silence threshold): claiming sound
+            // would activate it again and make it interrupt its interrupter.
+            r.producingSound = s.producingSound && !s.interrupted
+            return (r, reset && s.interrupted ? s.interruptedBy : nil, reset && s.interrupted ? s.silencedBy : nil,
+                    !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
-        full[ArbiterProtocol.RegisterKey.remoteCommands.rawValue] = .boolean(adopted && remoteCommandsAvailable)
-        let output = outputArguments
-        full[ArbiterProtocol.RegisterKey.outputKind.rawValue] = output[0]
-        full[ArbiterProtocol.RegisterKey.outputName.rawValue] = output[1]
+        registration.remoteCommands = adopted && remoteCommandsAvailable
+        registration.output = currentOutput
         // A silenced session leaves the decision to the arbiter, which asks the screen saver.
         let staleInterruption = reset && isInterrupted && silencedBy == nil
         if let by = interruptedBy, try await connection.nameOwner(by) == nil { interruptedBy = nil }
         if let interruptedBy {
-            full[ArbiterProtocol.RegisterKey.interruptedBy.rawValue] = .string(interruptedBy)
-            full[ArbiterProtocol.RegisterKey.wasPlaying.rawValue] = .boolean(wasPlaying)
+            registration.interruptedBy = SessionID(interruptedBy)
+            registration.wasPlaying = wasPlaying
         } else if let silencedBy {
-            full[ArbiterProtocol.RegisterKey.silencedBy.rawValue] = .string(WireFormat.encode(silencedBy).0)
-            full[ArbiterProtocol.RegisterKey.wasPlaying.rawValue] = .boolean(wasPlaying)
+            registration.silencedBy = silencedBy
+            registration.wasPlaying = wasPlaying
         }
         let owner = try await connection.nameOwner(ArbiterName.bus)
         let answer: Result<[DBusValue], DBusError>
         do {
-            answer = .success(try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path,
-                                                        interface: ArbiterName.interface, method: ArbiterProtocol.Method.register.rawValue,
-                                                        [.string(appName), .vardict(full)]))
+            answer = .success(try await connection.call(.register(appName: appName, state: registration)))
         } catch {
             answer = .failure(error)
         }
@@ -179,16 +175,14 @@ extension AudioSession {
             AudioSession.trace("registration refused (\(error.message)); waiting for room")
             return
         }
-        let reply = try answer.get()
-        let situation = reply.first?.stringKeyedDictionary ?? [:]
-        let gain = situation[ArbiterProtocol.SituationKey.duckGain.rawValue]?.double ?? 1
+        let situation = try ArbiterSituation(decoding: answer.get())
         let previousHost = state.withLock { s -> String? in
             defer { (s.registeredWith, s.waitingForRoom, s.waitingAfterHostChange) = (owner, false, false) }
-            s.otherAudioPlaying = situation[ArbiterProtocol.SituationKey.otherAudioPlaying.rawValue]?.bool ?? false
-            s.secondaryHint = situation[ArbiterProtocol.SituationKey.secondaryAudioShouldBeSilenced.rawValue]?.bool ?? false
-            s.duckGain = gain
-            s.outputReported = output
-            s.arbiterHasSound = full[ArbiterProtocol.RegisterKey.producingSound.rawValue]?.bool ?? false
+            s.otherAudioPlaying = situation.otherAudioPlaying
+            s.secondaryHint = situation.secondaryAudioShouldBeSilenced
+            s.duckGain = situation.duckGain
+            s.outputReported = registration.output
+            s.arbiterHasSound = registration.producingSound
             return s.registeredWith
         }
         engine.setProcessGain(wantedProcessGain)
@@ -225,36 +219,34 @@ extension AudioSession {
     /// Calls an arbiter method on the caller's session (on the path). While the session
     /// waits for room in the arbiter, the call is not made: the caller records the change
     /// here, and the registration carries it.
-    func call(_ method: String, _ arguments: [DBusValue]) async throws {
+    func call(_ call: ArbiterCall) async throws {
         let connection = try await connection()
         guard !state.withLock({ $0.waitingForRoom }) else { return }
-        _ = try await connection.call(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
-                                      method: method, arguments)
+        _ = try await connection.call(call)
     }
 
-    /// Applies one of the arbiter's signals, if the arbiter sent it: any client can send
-    /// a signal with the arbiter's interface to this connection, so the sender must be
-    /// the unique name that owns `org.earshot.AudioSession` now.
+    /// Applies one of the arbiter's signals, if the arbiter sent it (``ArbiterSignal``
+    /// checks that the sender is the unique name that owns `org.earshot.AudioSession` now).
     private func arbiterSignal(_ message: DBusMessage) {
-        guard let member = message.member, let args = try? message.arguments() else { return }
-        let owner = state.withLock { $0.arbiterOwner }
-        guard let sender = message.sender, sender == owner else {
-            AudioSession.trace("ignored \(member) from \(message.sender ?? "no sender"), not the arbiter (\(owner ?? "none"))")
+        let signal: ArbiterSignal
+        do {
+            signal = try ArbiterSignal(message, arbiter: state.withLock { $0.arbiterOwner })
+        } catch {
+            AudioSession.trace("\(error)")
             return
         }
-        switch member {
-        case ArbiterProtocol.Signal.sessionsAvailable.rawValue:
+        switch signal {
+        case .sessionsAvailable:
             // Tried on the path, whether or not a refusal has arrived yet: a registration
             // on its way may be refused before the attempt runs.
             if let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
-        case ArbiterProtocol.Signal.deactivated.rawValue:
+        case .deactivated(let reason):
             state.withLock { $0.isActive = false }
             arbiterSilencedSession()
-            AudioSession.trace("deactivated by the arbiter (\(args.first?.string ?? "?"))")
+            AudioSession.trace("deactivated by the arbiter (\(reason.rawValue))")
             post(.deactivatedAfterSilence)
-        case ArbiterProtocol.Signal.interruptionBegan.rawValue:
-            let reason = WireFormat.reason(args.first?.string ?? "", by: args.dropFirst().first?.string ?? "") ?? .routeDisconnected
-            let by = args.dropFirst().first?.string ?? ""
+        case .interruptionBegan(let reason):
+            let by = reason.interrupter?.rawValue ?? ""
             state.withLock { s in
                 s.interrupted = true
                 s.interruptions &+= 1
@@ -266,26 +258,22 @@ extension AudioSession {
             AudioSession.trace("interruption began")
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
-        case ArbiterProtocol.Signal.interruptionEnded.rawValue:
+        case .interruptionEnded(let resume):
             // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
             let shouldResume = state.withLock { s in
                 (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
-                return (args.first?.bool ?? false) || s.resumeOwed || s.playingActivations > 0
+                return resume || s.resumeOwed || s.playingActivations > 0
             }
             post(.interruption(.ended(shouldResume: shouldResume)))
             resumePlayersAfterInterruption(shouldResume)
-        case ArbiterProtocol.Signal.duckGainChanged.rawValue:
-            let gain = args.first?.double ?? 1
+        case .duckGainChanged(let gain):
             state.withLock { $0.duckGain = gain }
             engine.setProcessGain(wantedProcessGain)
-        case ArbiterProtocol.Signal.otherAudioPlayingChanged.rawValue:
-            state.withLock { $0.otherAudioPlaying = args.first?.bool ?? false }
-        case ArbiterProtocol.Signal.secondaryAudioShouldBeSilencedChanged.rawValue:
-            let silence = args.first?.bool ?? false
+        case .otherAudioPlayingChanged(let playing):
+            state.withLock { $0.otherAudioPlaying = playing }
+        case .secondaryAudioShouldBeSilencedChanged(let silence):
             state.withLock { $0.secondaryHint = silence }
             post(.silenceSecondaryAudioHint(shouldSilence: silence))
-        default:
-            break
         }
     }
 

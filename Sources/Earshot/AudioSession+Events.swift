@@ -45,7 +45,7 @@ extension AudioSession {
     /// heard (see `resumePlayersAfterInterruption`).
     func sendActivation(_ active: Bool, notifyOthers: Bool = false, reportingMissedSound: Bool = true) async throws {
         AudioSession.trace(active ? "activate" : "deactivate")
-        try await call(ArbiterProtocol.Method.setActive.rawValue, [.boolean(active), .boolean(notifyOthers)])
+        try await call(.setActive(active, notifyOthersOnDeactivation: notifyOthers))
         // The arbiter's signals come before its reply: an interruption that the
         // activation itself caused (the screen is locked) is already recorded.
         state.withLock { s in
@@ -109,10 +109,10 @@ extension AudioSession {
                 AudioSession.trace("name claimed")
             }
         }
-        let output = outputArguments
+        let output = currentOutput
         let tellsOutput = producing && state.withLock { $0.outputReported != output }
-        if tellsOutput, let message = try? arbiterMessage(.setOutput, output) { messages.append(message) }
-        guard let report = try? arbiterMessage(.reportSound, [.boolean(producing)]) else { return }
+        if tellsOutput, let message = try? ArbiterCall.setOutput(output).message() { messages.append(message) }
+        guard let report = try? ArbiterCall.reportSound(producing: producing).message() else { return }
         messages.append(report)
         let replies = await connection.calls(messages)
         if claims { AudioSession.trace("name claimed") }
@@ -134,12 +134,6 @@ extension AudioSession {
     /// Tells the arbiter whether the adopted player has a remote command enabled (on the path).
     func sendRemoteCommands() async throws {
         guard state.withLock({ $0.mpris != nil }) else { return }
-        try await call(ArbiterProtocol.Method.setRemoteCommandsEnabled.rawValue, [.boolean(remoteCommandsAvailable)])
-    }
-
-    /// A call of one of the arbiter's methods.
-    func arbiterMessage(_ method: ArbiterProtocol.Method, _ arguments: [DBusValue]) throws(DBusError) -> DBusMessage {
-        try .methodCall(destination: ArbiterName.bus, path: ArbiterName.path, interface: ArbiterName.interface,
-                        method: method.rawValue, arguments: arguments)
+        try await call(.setRemoteCommandsEnabled(remoteCommandsAvailable))
     }
 }

@@ -13,6 +13,9 @@ extension AudioSession {
     /// name (`REPLACE_EXISTING`) and the arbiter records the sound. The player must be
     /// published on the session's own connection, as
     /// ``publishRemoteControl(_:commands:nowPlaying:trackList:)`` does.
+    ///
+    /// - Throws: ``AudioSessionError/arbiterUnreachable(reason:)`` when the bus or the
+    ///   arbiter cannot be reached.
     public func adopt(_ player: MPRISPlayer, commands: RemoteCommandCenter) async throws {
         let observation = commands.observe { [weak self] in
             guard let self else { return }
@@ -23,7 +26,7 @@ extension AudioSession {
             s.commandObservation = observation
         }
         remoteCommandsAvailability.withLock { $0 = commands }
-        try await onPath { try await self.sendRemoteCommands() }
+        try await AudioSessionError.mapping { try await onPath { try await self.sendRemoteCommands() } }
     }
 
     /// Publishes the app's remote control as an MPRIS player on the session's connection
@@ -41,8 +44,9 @@ extension AudioSession {
     ///   - nowPlaying: the info the player shows (the default center by default).
     ///   - trackList: a queue to export as MPRIS `TrackList` (a ``QueuePlayer``).
     /// - Returns: the published player; keep it for as long as the app is controllable.
-    /// - Throws: ``DBusError`` for an invalid configuration or when the bus cannot be
-    ///   reached.
+    /// - Throws: ``AudioSessionError/arbiterUnreachable(reason:)`` when the bus cannot be
+    ///   reached; the player's ``DBusError`` for an invalid configuration or a name the bus
+    ///   refuses.
     public func publishRemoteControl(
         _ configuration: MPRISConfiguration, commands: RemoteCommandCenter = .shared,
         nowPlaying: NowPlayingInfoCenter = .default, trackList: (any TrackListSource)? = nil
@@ -61,7 +65,8 @@ extension AudioSession {
         _ configuration: MPRISConfiguration, commands: RemoteCommandCenter, nowPlaying: NowPlayingInfoCenter,
         trackList: (any TrackListSource)?, proceed: (MPRISPlayer) throws -> Void = { _ in }
     ) async throws -> MPRISPlayer {
-        let player = try MPRISPlayer(connection: try await connection(), configuration: configuration,
+        let connection = try await AudioSessionError.mapping { try await self.connection() }
+        let player = try MPRISPlayer(connection: connection, configuration: configuration,
                                      commandCenter: commands, nowPlayingInfoCenter: nowPlaying, trackList: trackList)
         try proceed(player)
         try await adopt(player, commands: commands)
@@ -118,17 +123,13 @@ extension AudioSession {
         if ignored { AudioSession.trace(producing ? "system sound started (not the session's)" : "system sound stopped") }
     }
 
-    /// `SetOutput`'s arguments for the engine's output now: kind and name.
-    var outputArguments: [DBusValue] {
-        let (kind, name): (ArbiterProtocol.OutputKind, String) = switch engine.outputKind {
-        case .soundServer(let server)?: (.soundServer, server)
-        case .alsa(let device)?: (.alsa, device)
-        case nil: (.none, "")
+    /// What the engine's output is now, as `SetOutput` says it.
+    var currentOutput: ArbiterRegistration.Output {
+        switch engine.outputKind {
+        case .soundServer(let server)?: ArbiterRegistration.Output(.soundServer, name: server)
+        case .alsa(let device)?: ArbiterRegistration.Output(.alsa, name: device)
+        case nil: .none
         }
-        // The arbiter takes at most 255 bytes; a server's or device's name is far shorter.
-        var shown = name
-        while shown.utf8.count > ArbiterProtocol.maximumOutputNameBytes { shown.removeLast() }
-        return [.string(kind.rawValue), .string(shown)]
     }
 
     // MARK: Players

@@ -108,7 +108,7 @@ public final class AudioSession: Sendable {
         var duckGain = 1.0
         /// The output last told to the arbiter (`SetOutput`, or `Register`), for
         /// `earshot status`; nil before the first.
-        var outputReported: [DBusValue]?
+        var outputReported: ArbiterRegistration.Output?
         var preferredSampleRate: Double?
         var preferredIOBufferDuration: Double?
         var connection: DBusConnection?
@@ -218,9 +218,11 @@ public final class AudioSession: Sendable {
 
     /// Sets the category; the options replace the previous ones, as on iOS.
     ///
-    /// - Throws: ``DBusError`` when the bus or the arbiter cannot be reached, or
-    ///   `org.earshot.AudioSession.Error.Rejected` for options the category does not allow
-    ///   (such as `duckOthers` with `soloAmbient`); nothing changes then.
+    /// - Throws: ``AudioSessionError/optionNotAllowed(option:category:)`` for options the
+    ///   category does not allow (such as `duckOthers` with `soloAmbient`),
+    ///   ``AudioSessionError/arbiterUnreachable(reason:)`` when the bus or the arbiter
+    ///   cannot be reached, ``AudioSessionError/rejected(reason:)`` when the arbiter
+    ///   refuses; nothing changes then.
     ///
     /// The options read back normalised, as on iOS: `ambient` and the mixing options
     /// carry `mixWithOthers`. The route options (`allowBluetooth`, `defaultToSpeaker`, …)
@@ -228,31 +230,32 @@ public final class AudioSession: Sendable {
     public func setCategory(_ category: Category, mode: Mode = .default, options: CategoryOptions = []) async throws {
         // Refused here too: while the session waits for room in the arbiter no call is
         // made, and the refused options must not be kept.
-        if let refusal = WireFormat.refusal(of: options, with: category) {
-            throw DBusError(ArbiterName.Error.rejected, refusal)
+        if let option = WireFormat.refusedOption(of: options, with: category) {
+            throw AudioSessionError.optionNotAllowed(option: option, category: category)
         }
-        try await onPath {
-            try await self.call(ArbiterProtocol.Method.setCategory.rawValue, [.string(category.rawValue), .strings(options.names), .string(mode.rawValue)])
+        try await AudioSessionError.mapping { try await onPath {
+            try await self.call(.setCategory(category, options: options, mode: mode))
             self.state.withLock { s in (s.category, s.options, s.mode) = (category, options.normalized(for: category), mode) }
             self.applyRecordingCategory()
             self.routeMonitor()?.reportCategoryChange()
             try await self.sendRemoteCommands()
-        }
+        } }
     }
 
     /// Activates or deactivates the session.
     ///
     /// - Throws: ``AudioSessionError/isBusy(runningPlayers:)`` when deactivating while
     ///   players of the process are running, as iOS refuses it; nothing changes then
-    ///   (the sessions this one interrupted stay interrupted). ``DBusError`` when the
-    ///   bus or the arbiter cannot be reached.
+    ///   (the sessions this one interrupted stay interrupted).
+    ///   ``AudioSessionError/arbiterUnreachable(reason:)`` when the bus or the arbiter
+    ///   cannot be reached, ``AudioSessionError/rejected(reason:)`` when the arbiter refuses.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws {
         if !active {
             let running = state.withLock { s in s.players.values.count { $0.player?.isPlaying == true } }
             if running > 0 { throw AudioSessionError.isBusy(runningPlayers: running) }
         }
         let notify = options.contains(.notifyOthersOnDeactivation)
-        try await onPath { try await self.sendActivation(active, notifyOthers: notify) }
+        try await AudioSessionError.mapping { try await onPath { try await self.sendActivation(active, notifyOthers: notify) } }
     }
 
     // MARK: Route and hardware
@@ -275,9 +278,12 @@ public final class AudioSession: Sendable {
     /// from its next start after silence. ``sampleRate`` says the rate in use (as on iOS,
     /// read it back rather than assume the preference was granted).
     ///
-    /// - Throws: ``DBusError`` (`InvalidArgs`) for a rate outside 8000…384000 Hz.
-    public func setPreferredSampleRate(_ rate: Double) throws {
-        guard rate.isFinite, rate >= 8000, rate <= 384_000 else { throw DBusError.invalidArgs("a sample rate of \(rate) Hz is out of range (8000…384000)") }
+    /// - Throws: ``AudioSessionError/outOfRange(setting:value:allowed:)`` for a rate
+    ///   outside 8000…384000 Hz.
+    public func setPreferredSampleRate(_ rate: Double) throws(AudioSessionError) {
+        guard rate.isFinite, rate >= 8000, rate <= 384_000 else {
+            throw .outOfRange(setting: "sample rate in Hz", value: rate, allowed: "8000…384000 Hz")
+        }
         state.withLock { $0.preferredSampleRate = rate }
         engine.setPreferredSampleRate(Int(rate.rounded()))
     }
@@ -297,9 +303,12 @@ public final class AudioSession: Sendable {
     /// ``ioBufferDuration`` then says what the server granted. A long period costs fewer
     /// wakeups; a short one lets a new sound start sooner.
     ///
-    /// - Throws: ``DBusError`` (`InvalidArgs`) for a duration outside 0…1 s.
-    public func setPreferredIOBufferDuration(_ duration: Double) throws {
-        guard duration.isFinite, duration > 0, duration <= 1 else { throw DBusError.invalidArgs("an IO buffer of \(duration) s is out of range (0…1 s)") }
+    /// - Throws: ``AudioSessionError/outOfRange(setting:value:allowed:)`` for a duration
+    ///   outside 0…1 s.
+    public func setPreferredIOBufferDuration(_ duration: Double) throws(AudioSessionError) {
+        guard duration.isFinite, duration > 0, duration <= 1 else {
+            throw .outOfRange(setting: "IO buffer duration in seconds", value: duration, allowed: "more than 0, at most 1 s")
+        }
         state.withLock { $0.preferredIOBufferDuration = duration }
         engine.setPreferredIOBufferDuration(duration)
     }

@@ -31,9 +31,9 @@ public typealias AudioInputPort = AudioRoutes::AudioInputPort
 
 // MARK: Errors
 
-/// The error of a call over the bus: a D-Bus error name and message. ``AudioSession``
-/// throws it when the bus or the arbiter cannot be reached, or when the arbiter refuses a
-/// call (its `name` is then `org.earshot.AudioSession.Error.Rejected`, …).
+/// The error of a call over the bus: a D-Bus error name and message. An ``MPRISPlayer``
+/// throws it (an invalid configuration, a name the bus refuses); ``AudioSession`` throws
+/// ``AudioSessionError`` instead.
 public typealias DBusError = DBus::DBusError
 
 /// Why a file or stream could not be opened or decoded: its path and the reason.

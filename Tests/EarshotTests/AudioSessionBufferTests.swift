@@ -27,8 +27,8 @@ extension AudioPlayerTests {
             #expect(session.preferredIOBufferDuration == 0.04)
             // No player yet: the rate is adopted at once.
             #expect(session.sampleRate == 44100)
-            #expect(throws: DBusError.self) { try session.setPreferredIOBufferDuration(0) }
-            #expect(throws: DBusError.self) { try session.setPreferredSampleRate(.infinity) }
+            #expect(throws: AudioSessionError.self) { try session.setPreferredIOBufferDuration(0) }
+            #expect(throws: AudioSessionError.self) { try session.setPreferredSampleRate(.infinity) }
 
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 800, duration: 1, level: -6)),
                                          engine: engine)

@@ -53,9 +53,9 @@ struct SessionModelTests {
         let session = Self.silentSession(f, "refused")
         defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.setCategory(.playback, options: .allowAirPlay)
-        let error = await #expect(throws: DBusError.self) { try await session.setCategory(.record, options: .duckOthers) }
-        #expect(error?.name == ArbiterName.Error.rejected)
-        #expect(error?.message.contains("duckOthers is not allowed with record") == true, "\(String(describing: error))")
+        let error = await #expect(throws: AudioSessionError.self) { try await session.setCategory(.record, options: .duckOthers) }
+        #expect(error == .optionNotAllowed(option: "duckOthers", category: .record))
+        #expect(error?.description.contains("duckOthers is not allowed with record") == true, "\(String(describing: error))")
         #expect(session.category == .playback && session.categoryOptions == .allowAirPlay)
 
         // The arbiter's own check, for a client that does not check first.

@@ -4,7 +4,7 @@ public import SessionPolicy
 /// The `state` argument of `Register`: the whole state of a session, which a client sends
 /// when it registers, and again after the arbiter changed hosts.
 ///
-/// ``encoded`` writes the `a{sv}` dictionary (``ArbiterProtocol/RegisterKey``);
+/// ``encoded`` writes the `a{sv}` dictionary, keyed by the properties' names;
 /// ``init(decoding:)`` reads it strictly, before anything changes: every key is known and
 /// given once, and every value is a variant holding exactly the key's type (not a variant
 /// inside a variant, not a number for a list). Anything else is `InvalidArgs` naming the key.
@@ -84,7 +84,19 @@ public struct ArbiterRegistration: Sendable, Hashable {
     /// may repeat one, but not without bound).
     public static let maximumOptions = 8
 
-    private typealias Key = ArbiterProtocol.RegisterKey
+    /// The keys of the dictionary, each with the one type its variant holds.
+    private enum Key: String, CaseIterable {
+        case category, options, mode, active, producingSound, remoteCommands, interruptedBy, silencedBy, wasPlaying
+        case outputKind, outputName
+
+        var type: DBusType {
+            switch self {
+            case .options: .array(.string)
+            case .category, .mode, .interruptedBy, .silencedBy, .outputKind, .outputName: .string
+            case .active, .producingSound, .remoteCommands, .wasPlaying: .boolean
+            }
+        }
+    }
 
     /// The `a{sv}` dictionary `Register` carries.
     public var encoded: DBusValue {

@@ -1,7 +1,7 @@
 public import DBus
 
-/// One session as the `Sessions` property shows it, for `earshot status`
-/// (``ArbiterProtocol/SessionKey``). Names are the iOS names the session gave; a reader
+/// One session as the `Sessions` property shows it, for `earshot status`, keyed by the
+/// properties' names. Names are the iOS names the session gave; a reader
 /// shows what it does not know rather than refusing it.
 public struct ArbiterSessionSummary: Sendable, Hashable {
     /// The session's unique bus name.
@@ -37,7 +37,10 @@ public struct ArbiterSessionSummary: Sendable, Hashable {
     /// A summary with every value at its default, to fill in.
     public init() {}
 
-    private typealias Key = ArbiterProtocol.SessionKey
+    private enum Key: String {
+        case id, app, category, options, mode, active, producingSound, interrupted, ducked, lastSound, eligible, target
+        case outputKind, outputName
+    }
 
     /// The `a{sv}` dictionary of the `Sessions` property.
     public var encoded: DBusValue {
@@ -73,7 +76,7 @@ public struct ArbiterSessionSummary: Sendable, Hashable {
 }
 
 /// One other app's player, or a process sounding without one, as the `Others` property
-/// shows it, for `earshot status` (``ArbiterProtocol/OtherKey``).
+/// shows it, for `earshot status`, keyed by the properties' names.
 public struct ArbiterOtherSummary: Sendable, Hashable {
     /// The unique name owning the player's MPRIS name; "" for a process without one.
     public var player = ""
@@ -97,7 +100,7 @@ public struct ArbiterOtherSummary: Sendable, Hashable {
     /// A summary with every value at its default, to fill in.
     public init() {}
 
-    private typealias Key = ArbiterProtocol.OtherKey
+    private enum Key: String { case player, app, pid, status, sounding, lastSound, pausedBy, duckedBy, target }
 
     /// The `a{sv}` dictionary of the `Others` property.
     public var encoded: DBusValue {

@@ -1,7 +1,7 @@
 public import DBus
 
 /// What a session needs to know right after registering: the situation `Register`
-/// returns (``ArbiterProtocol/SituationKey``).
+/// returns, keyed by the properties' names.
 public struct ArbiterSituation: Sendable, Hashable {
     /// Whether another session, or another app, is playing.
     public var otherAudioPlaying = false
@@ -17,7 +17,7 @@ public struct ArbiterSituation: Sendable, Hashable {
     /// The situation of a session nothing has happened to.
     public init() {}
 
-    private typealias Key = ArbiterProtocol.SituationKey
+    private enum Key: String { case otherAudioPlaying, secondaryAudioShouldBeSilenced, interrupted, duckGain, target }
 
     /// The `a{sv}` dictionary `Register` returns.
     public var encoded: DBusValue {

@@ -46,8 +46,7 @@ public enum ArbiterSignal: Sendable, Hashable {
     public var arguments: [DBusValue] {
         switch self {
         case let .deactivated(reason): [.string(reason.rawValue)]
-        case let .interruptionBegan(reason):
-            { let (name, by) = WireFormat.encode(reason); return [.string(name), .string(by)] }()
+        case let .interruptionBegan(reason): [.string(WireFormat.encode(reason).0), .string(WireFormat.encode(reason).1)]
         case let .interruptionEnded(shouldResume): [.boolean(shouldResume)]
         case let .duckGainChanged(gain): [.double(gain)]
         case let .otherAudioPlayingChanged(playing): [.boolean(playing)]

@@ -1,5 +1,5 @@
-public import DBus
-public import Platform
+package import DBus
+import Platform
 
 /// The time and the timers of an ``Arbiter``: the system's monotonic clock with timers on
 /// the bus thread (``SystemArbiterClock``), or a test's clock that moves only when told, so

@@ -1,7 +1,7 @@
-public import Arbiter
-public import AudioRoutes
-public import DBus
-public import SessionPolicy
+import Arbiter
+import AudioRoutes
+package import DBus
+import SessionPolicy
 
 /// Connecting to the arbiter: hosting it when this process owns the name, registering
 /// (again after the host changed), and the arbiter's signals.

@@ -1,5 +1,5 @@
 public import ArgumentParser
-public import Earshot
+import Earshot
 public import SessionPolicy
 
 /// The audio-session options of the commands that play.

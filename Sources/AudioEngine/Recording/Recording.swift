@@ -1,7 +1,7 @@
-public import Platform
+import Platform
 public import Synchronization
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 
 /// One recording into a file: an input stream (sound server or ALSA) whose capture callback

@@ -34,10 +34,9 @@ public final class SampleRateConverter: @unchecked Sendable {
         /// (speexdsp at quality 5 where the ratio has no table).
         case medium
         /// The polyphase filter with 48 taps, flat to 0.40 of the lower rate, 90 dB stopband
-        /// (speexdsp at quality 3 where the ratio has no table). What players use: 32 players of
-        /// 44.1 kHz FLAC took 7.0 % of a core with it and 14.7 % with speexdsp at quality 3
-        /// (`earshot-bench players --count 32 --seconds 8`, release build, medians of three
-        /// alternating runs each, 2026-11-26).
+        /// (speexdsp at quality 3 where the ratio has no table). What players use: about half
+        /// the CPU of speexdsp at quality 3 (`earshot-bench players --count 32 --seconds 8`
+        /// measures it).
         case fastest
 
         var design: PolyphaseFilter.Design? {

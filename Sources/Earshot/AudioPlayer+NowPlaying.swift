@@ -19,11 +19,6 @@ extension AudioPlayer {
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         nowPlayingCenter.withLock { $0 = nowPlaying }
         titleFollower.withLock { $0 = engine.followTitle(of: nowPlaying) }
-        // A wrap restarts the elapsed time (MPRIS says Seeked); a pause settles where it was
-        // heard. A queue's players are its own.
-        positionObserver.withLock { observer in
-            if observer == nil { observer = { [weak self] in self?.publishNowPlaying() } }
-        }
         commands.addTransportTargets(for: self)
         commands.seekCommand.addTarget { [weak self] event in
             guard let self else { return .commandFailed }
@@ -37,8 +32,9 @@ extension AudioPlayer {
         publishNowPlaying()
     }
 
-    /// Writes the player's state into the connected center, if any. `position` is the
-    /// position just set by a seek (the voice may not report it yet).
+    /// Writes the player's state into the connected center, if any (the center passes on
+    /// only what changed). `position` is the position just set by a seek (the voice may
+    /// not report it yet).
     func publishNowPlaying(at position: TimeInterval? = nil) {
         guard let center = nowPlayingCenter.withLock({ $0 }) else { return }
         let playing = isPlaying

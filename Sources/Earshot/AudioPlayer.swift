@@ -99,39 +99,32 @@ public final class AudioPlayer: Sendable {
                             bitDepth: file.format.bitDepth)
         voice = try engine.makeVoice(for: file)
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
-        // When the first frame is heard (the output had to open, the sink to wake), the owner
-        // republishes its position: MPRIS extrapolates from there, not from the play call.
+        // When the first frame is heard (the output had to open, the sink to wake), the
+        // position is published again: MPRIS extrapolates from there, not from the play call.
         voice.setStartHandler { [weak self] in
             guard let self else { return }
             for waiter in self.firstFrameWaiters.withLock({ w in defer { w = [] }; return w }) { waiter() }
             guard self.voice.isPlaying else { return }
             self.joinedSession.withLock { $0 }?.playerWasHeard()
-            self.sessionObserver.withLock { $0 }?(.resumed)
-            self.publishNowPlaying()
+            self.stateChanged(.resumed)
         }
-        voice.setWrapHandler { [weak self] in
-            guard let self else { return }
-            self.positionObserver.withLock { $0 }?()
-            self.publishNowPlaying()
-        }
+        // A wrap restarts the elapsed time (a discontinuity: MPRIS says Seeked).
+        voice.setWrapHandler { [weak self] in self?.stateChanged() }
         // A pause publishes the position the engine expects it to stop at; once the output
-        // says what was heard, the owner publishes that (MPRIS's Position while paused).
+        // says what was heard, that (MPRIS's Position while paused).
         voice.setPauseSettledHandler { [weak self] in
             guard let self, !self.voice.isPlaying else { return }
-            self.positionObserver.withLock { $0 }?()
-            self.publishNowPlaying()
+            self.stateChanged()
         }
         // Two sources of "waiting for data": the decoder's own word (a file's DataSupply)
         // and the engine's (the reader needed frames and a network stream had none).
-        voice.supply?.observe { [weak self] starved in
-            self?.supplyObserver.withLock { $0 }?(starved)
-        }
-        voice.setSupplyHandler { [weak self] starved in
-            self?.supplyObserver.withLock { $0 }?(starved)
-        }
+        voice.supply?.observe { [weak self] starved in self?.tell(.supply(starved: starved)) }
+        voice.setSupplyHandler { [weak self] starved in self?.tell(.supply(starved: starved)) }
         voice.setHandlers(
             onFinished: { [weak self] successfully in
                 guard let self else { return }
+                // Not a change for the owner, which hears of the end from the delegate and
+                // decides what its now playing shows then (a queue's next item, or the end).
                 self.publishNowPlaying()
                 self.continuation.yield(.finished(successfully: successfully))
                 self.delegate?.audioPlayerDidFinishPlaying(self, successfully: successfully)
@@ -146,8 +139,7 @@ public final class AudioPlayer: Sendable {
                 } else if let error = error as? AudioEngineError {
                     // The output failed under the player: the engine paused it where it was
                     // heard; its owner (a queue) must stop saying it plays.
-                    self.sessionObserver.withLock { $0 }?(.paused(.deviceLost))
-                    self.publishNowPlaying()
+                    self.stateChanged(.paused(.deviceLost))
                     self.continuation.yield(.deviceError(error))
                 }
             })
@@ -195,7 +187,7 @@ public final class AudioPlayer: Sendable {
             started = (session, session.interruptionsBegun)
             if !session.playerWillStart(self, askedAfter: interruptions) {
                 // Interrupted: the player waits for the interruption to end.
-                sessionObserver.withLock { $0 }?(.paused(.interrupted))
+                tell(.paused(.interrupted))
                 return false
             }
         } else {
@@ -212,7 +204,7 @@ public final class AudioPlayer: Sendable {
             if time != nil || !(voice.startedByPredecessor || voice.isEndingUnheard) { try voice.play(atDeviceTime: time) }
             if let started { started.session.playerDidStart(self, interruptionsBefore: started.interruptions) }
             lastErrorStorage.withLock { $0 = nil }
-            publishNowPlaying()
+            stateChanged()
             return true
         } catch {
             lastErrorStorage.withLock { $0 = error }
@@ -261,7 +253,7 @@ public final class AudioPlayer: Sendable {
     /// Pauses; buffers and position are kept.
     public func pause() {
         voice.pause()
-        publishNowPlaying()
+        stateChanged()
     }
 
     /// Why the session paused a player.
@@ -270,8 +262,7 @@ public final class AudioPlayer: Sendable {
     /// Pauses on the session's behalf and tells the owner (a queue keeps its state right).
     func pauseForSession(_ reason: SessionPause) {
         voice.pause()
-        sessionObserver.withLock { $0 }?(.paused(reason))
-        publishNowPlaying()
+        stateChanged(.paused(reason))
         if reason == .interrupted { deliverInterruption(began: true, shouldResume: false) }
     }
 
@@ -280,19 +271,18 @@ public final class AudioPlayer: Sendable {
     func resumeAfterInterruption(endingInterruption: Bool = false) {
         if endingInterruption { deliverInterruption(began: false, shouldResume: true) }
         _ = start(at: nil)
-        sessionObserver.withLock { $0 }?(.resumed)
-        publishNowPlaying()
+        tell(.resumed)
     }
 
     /// The interruption ended and the player stays paused: without `shouldResume`, or
     /// with it for a player that does not resume by itself.
     func sessionReleased(shouldResume: Bool) {
-        sessionObserver.withLock { $0 }?(.stayedPaused)
+        tell(.stayedPaused)
         deliverInterruption(began: false, shouldResume: shouldResume)
     }
 
     private func deliverInterruption(began: Bool, shouldResume: Bool) {
-        sessionObserver.withLock { $0 }?(began ? .interruptionBegan : .interruptionEnded(shouldResume: shouldResume))
+        tell(began ? .interruptionBegan : .interruptionEnded(shouldResume: shouldResume))
         continuation.yield(began ? .interruptionBegan : .interruptionEnded(shouldResume: shouldResume))
         if began {
             delegate?.audioPlayerBeginInterruption(self)
@@ -303,10 +293,34 @@ public final class AudioPlayer: Sendable {
         }
     }
 
-    /// What the session did to the player, for its owner (a queue).
-    enum SessionChange: Sendable {
+    /// What changed in the player, for its owner (a queue), which derives its own state
+    /// and now playing from it.
+    enum Change: Sendable {
+        /// What now playing shows of the player (see ``AudioPlayer/stateChanged(_:seekedTo:)``).
+        case state
+        /// What the session did to the player.
         case paused(SessionPause), resumed, stayedPaused
+        /// An interruption began or ended (the player's own event, for the owner's).
         case interruptionBegan, interruptionEnded(shouldResume: Bool)
+        /// The decoder's data stalls (true) or flows again (false); see `DataSupply`. A
+        /// queue turns it into "waiting to play".
+        case supply(starved: Bool)
+    }
+
+    /// The owner's (a queue's) ear for the player's ``Change``s.
+    let changeObserver = Mutex<(@Sendable (Change) -> Void)?>(nil)
+
+    /// Tells the owner of `change`, which leaves what the player's own now playing shows as it was.
+    func tell(_ change: Change) { changeObserver.withLock { $0 }?(change) }
+
+    /// The player's one "state changed" event, raised wherever what now playing shows of it
+    /// changes: a play (and its start heard), a pause (and where it settled, heard; or by
+    /// the session), a stop, a seek (`position`, which the voice may not report yet), the
+    /// rate, each loop's wrap, the device lost. It tells the owner (`change`) and
+    /// republishes the connected center, which passes on only what changed.
+    func stateChanged(_ change: Change = .state, seekedTo position: TimeInterval? = nil) {
+        tell(change)
+        publishNowPlaying(at: position)
     }
 
     /// Whether the player plays again by itself when an interruption that paused it ends
@@ -319,16 +333,11 @@ public final class AudioPlayer: Sendable {
     }
     private let resumesByItself = Atomic<Bool>(true)
 
-    /// Told when the decoder's data stalls (true) and flows again (false); see
-    /// `DataSupply`. A queue turns it into "waiting to play".
-    let supplyObserver = Mutex<(@Sendable (Bool) -> Void)?>(nil)
-
     /// Whether the session pauses this player when the device in use goes away
     /// (`oldDeviceUnavailable`). A queue's players do, as `AVPlayer` does; an
     /// `AudioPlayer` of the app's own plays on, as `AVAudioPlayer` does: the app decides
     /// from the route-change notification, which carries the reason and the previous route.
     let pausesWhenDeviceGoesAway = Atomic<Bool>(false)
-    let sessionObserver = Mutex<(@Sendable (SessionChange) -> Void)?>(nil)
 
     /// Stops and releases what ``prepareToPlay()`` acquired (the buffers, the place in
     /// the engine), as `AVAudioPlayer.stop()` does; ``currentTime`` is kept, so
@@ -337,7 +346,7 @@ public final class AudioPlayer: Sendable {
         let position = voice.currentTime
         voice.stop()
         voice.seek(to: position)
-        publishNowPlaying()
+        stateChanged()
     }
 
     /// Whether the player is playing now.
@@ -353,7 +362,7 @@ public final class AudioPlayer: Sendable {
         get { voice.currentTime }
         set {
             voice.seek(to: newValue)
-            publishNowPlaying(at: newValue)
+            stateChanged(seekedTo: newValue)
         }
     }
 
@@ -368,12 +377,6 @@ public final class AudioPlayer: Sendable {
         get { voice.loops }
         set { voice.loops = newValue }
     }
-
-    /// Called when the position moved by itself, so that its owner publishes it again: after
-    /// each wrap of a looping play is heard (a loop is a discontinuity, and MPRIS says
-    /// `Seeked`), and when a pause has settled at the frame heard (see
-    /// `Voice.setPauseSettledHandler`). The engine reports both.
-    let positionObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// The engine's device clock, for ``play(atTime:)``.
     public var deviceCurrentTime: TimeInterval { engine.deviceCurrentTime }
@@ -402,7 +405,7 @@ public final class AudioPlayer: Sendable {
         get { voice.isRateEnabled }
         set {
             voice.isRateEnabled = newValue
-            publishNowPlaying()
+            stateChanged()
         }
     }
 
@@ -411,7 +414,7 @@ public final class AudioPlayer: Sendable {
         get { voice.playbackRate }
         set {
             voice.playbackRate = newValue
-            publishNowPlaying()
+            stateChanged()
         }
     }
 

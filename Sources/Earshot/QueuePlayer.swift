@@ -413,12 +413,12 @@ public final class QueuePlayer: Sendable {
             s.stopped = false
             return s.player
         }
+        // The player's start (or the opening of the item, or running out) publishes.
         if let player {
             playCurrent(player)
         } else {
             load { s in s.index.map { .item(at: $0) } ?? .ranOut }
         }
-        publish()
     }
 
     /// Plays the current item's player. The next item, prepared while the queue was paused
@@ -436,6 +436,8 @@ public final class QueuePlayer: Sendable {
         let started = player.play()
         if !started, queued { player.cancelQueuedSuccessor() }
         state.withLock { $0.lastError = started ? nil : player.lastError }
+        // The player changed nothing: the queue's own state did (it means to play).
+        if !started { publish() }
     }
 
     /// Pauses where it is; ``play()`` resumes there.
@@ -458,7 +460,9 @@ public final class QueuePlayer: Sendable {
         for next in started {
             if endingUnheard { sendBack(next) } else { next.pause() }
         }
-        publish()
+        // The player's pause publishes; for an item left to open (a lazy move) only the
+        // queue's state changed.
+        if player == nil { publish() }
     }
 
     /// Puts the next item's player, which the engine started on the current item's end
@@ -481,7 +485,6 @@ public final class QueuePlayer: Sendable {
         player?.stop()
         // Items the engine started on the current one's end (see ``pause()``).
         for next in started { next.stop() }
-        publish()
     }
 
     /// Stops as MPRIS `Stop` means (the queue's remote stop command): nothing plays, the
@@ -497,7 +500,6 @@ public final class QueuePlayer: Sendable {
         player?.stop()
         for next in started { sendBack(next) }
         player?.currentTime = 0
-        publish()
     }
 
     /// Whether the current item is playing now.
@@ -555,13 +557,9 @@ public final class QueuePlayer: Sendable {
                 defer { (s.atItemEnd, s.stopped) = (false, false) }
                 return (s.player, s.atItemEnd && s.wantsToPlay && !s.suspended)
             }
-            if replayEndingItem(from: newValue, changing: { _ in }) {
-                publish()
-                return
-            }
+            if replayEndingItem(from: newValue, changing: { _ in }) { return }
             player?.currentTime = newValue
             if resume { _ = player?.play() }
-            publish()
         }
     }
 
@@ -621,10 +619,7 @@ public final class QueuePlayer: Sendable {
             // In the current item's last buffer: it plays on from what is heard at the new
             // rate, and the next item after it (see `replayEndingItem`).
             state.withLock { $0.rate = rate }
-            if replayEndingItem(from: nil, changing: { $0.rate = rate }) {
-                publish()
-                return
-            }
+            if replayEndingItem(from: nil, changing: { $0.rate = rate }) { return }
             update({ $0.rate = rate }, current: { $0.rate = rate })
         }
     }
@@ -748,16 +743,13 @@ public final class QueuePlayer: Sendable {
         old?.stop()
         stopStarted(started)
         continuation.yield(.currentItemChanged(item))
-        guard let item else {
+        // The opening publishes; a move to no item, or one left to the opener, at once.
+        guard let item, !lazily else {
             publish()
+            if item != nil { opener.request() }
             return true
         }
-        if lazily {
-            publish()
-            opener.request()
-        } else {
-            open(item, prepared: prepared, move: move, at: start)
-        }
+        open(item, prepared: prepared, move: move, at: start)
         return true
     }
 
@@ -803,11 +795,8 @@ public final class QueuePlayer: Sendable {
         configure(player)
         if start > 0 { player.currentTime = start }
         player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
-        player.sessionObserver.withLock { $0 = { [weak self] change in self?.sessionChanged(change) } }
         player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
-        player.supplyObserver.withLock { $0 = { [weak self, weak player] starved in self?.supplyChanged(starved, of: player) } }
-        // A wrap restarts the elapsed time; a pause settles at the frame heard.
-        player.positionObserver.withLock { $0 = { [weak self] in self?.publish() } }
+        player.changeObserver.withLock { $0 = { [weak self, weak player] change in self?.playerChanged(change, of: player) } }
         watch(player, item: item)
         watchStream(of: player)
         let play = state.withLock { s -> (Bool, UInt64?)? in
@@ -929,16 +918,15 @@ public final class QueuePlayer: Sendable {
             } else {
                 self.continuation.yield(.itemEndedEarly(item, QueuePlayer.endedEarly(decodeError, at: player.currentTime)))
             }
-            switch self.actionAtItemEnd {
-            case .advance:
-                self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
-            case .pause:
-                self.state.withLock { s in (s.wantsToPlay, s.atItemEnd) = (false, true) }
-                self.publish()
-            case .none:
-                self.state.withLock { $0.atItemEnd = true }
-                self.publish()
+            let action = self.actionAtItemEnd
+            guard action != .advance else {
+                return self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
             }
+            self.state.withLock { s in
+                s.atItemEnd = true
+                if action == .pause { s.wantsToPlay = false }
+            }
+            self.publish()
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
@@ -1001,32 +989,29 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
-    /// The session paused, resumed or released the current item.
-    private func sessionChanged(_ change: AudioPlayer.SessionChange) {
-        state.withLock { s in
+    /// The current item's player changed (a play, pause, seek, rate, its start heard, each
+    /// wrap, where a pause settled), the session paused, resumed or released it, or its data
+    /// stalled or flowed again: the queue's state follows, and now playing with it. A player
+    /// the queue has let go (or not yet taken on) changes nothing.
+    private func playerChanged(_ change: AudioPlayer.Change, of player: AudioPlayer?) {
+        let current = state.withLock { s -> Bool in
+            guard let player, s.player === player else { return false }
             switch change {
             case .paused(.interrupted): s.suspended = true
             case .paused(.deviceLost), .stayedPaused: (s.suspended, s.wantsToPlay) = (false, false)
             case .resumed: s.suspended = false
-            case .interruptionBegan, .interruptionEnded: break
+            case .supply(let starved): s.starved = starved
+            case .state, .interruptionBegan, .interruptionEnded: break
             }
+            return true
         }
+        guard current else { return }
         switch change {
         case .interruptionBegan: continuation.yield(.interruptionBegan)
         case .interruptionEnded(let shouldResume): continuation.yield(.interruptionEnded(shouldResume: shouldResume))
         default: break
         }
         publish()
-    }
-
-    /// The decoder of `player` said its data stalls or flows again.
-    private func supplyChanged(_ starved: Bool, of player: AudioPlayer?) {
-        let current = state.withLock { s -> Bool in
-            guard let player, s.player === player else { return false }
-            s.starved = starved
-            return true
-        }
-        if current { publish() }
     }
 
     /// Calls `handler` after the queue or its state changes (for

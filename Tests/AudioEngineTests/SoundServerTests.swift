@@ -309,6 +309,38 @@ struct SoundServerRestartTests {
         #expect(abs(voice.currentTime - pausedAt - heard) < 0.015, "it went on from \(pausedAt) s: \(voice.currentTime) s after \(heard) s heard")
     }
 
+    @Test("a server that takes the connection and never answers: a voice is made within the sink query's second, and play names the timeout")
+    func serverThatNeverAnswers() async throws {
+        // A Unix socket that listens and never reads: libpulse connects (the kernel accepts it
+        // into the backlog) and waits for an answer to its authentication that never comes,
+        // as from a stopped or hung server.
+        let socket = try TestSignals.directory + "/hung-server-\(getpid())"
+        let listener = try Child("python3", ["-c", "import socket, sys, time\ns = socket.socket(socket.AF_UNIX)\ns.bind(sys.argv[1])\ns.listen(8)\nprint('ready', flush=True)\ntime.sleep(60)", socket])
+        defer { listener.kill(SIGKILL) }
+        try await eventually("the socket to listen", timeout: 5) { listener.stdout.contains("ready") }
+        var configuration = AudioEngine.Configuration()
+        configuration.soundServer = "unix:" + socket
+        configuration.output = .soundServer
+        configuration.logsOutputChoice = false
+        let engine = AudioEngine(configuration: configuration)
+        let made = Date()
+        let voice = try engine.makeVoice(for: AudioFile(contentsOf: TestSignals.sine(duration: 0.2)))
+        defer { voice.dispose() }
+        // The sink's rate is asked with a 1 s limit; unanswered, the configuration's rate stays.
+        #expect(Date().timeIntervalSince(made) < 1.5, "making the voice took \(Date().timeIntervalSince(made)) s")
+        #expect(engine.sampleRate == configuration.sampleRate)
+        let start = Date()
+        do {
+            try voice.play()
+            Issue.record("play went ahead on a server that never answered")
+        } catch {
+            #expect("\(error)".contains("did not answer within 3"), "\(error)")
+        }
+        let waited = Date().timeIntervalSince(start)
+        #expect(waited > 2.5 && waited < 4.5, "play gave up after \(waited) s (the output waits 3 s)")
+        #expect(!voice.isPlaying)
+    }
+
     @Test("no server and no ALSA device: a clear error, quickly")
     func noServerNoDevice() throws {
         var configuration = AudioEngine.Configuration()

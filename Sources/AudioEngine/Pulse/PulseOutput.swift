@@ -1,4 +1,5 @@
 internal import CPulse
+internal import PulseSupport
 import Platform
 import Synchronization
 #if canImport(Glibc)
@@ -6,7 +7,8 @@ import Glibc
 #endif
 
 /// One playback stream on a PulseAudio-protocol sound server (PulseAudio, or PipeWire through
-/// pipewire-pulse), through libpulse: its own context on a `pa_threaded_mainloop`.
+/// pipewire-pulse), through libpulse: a context of its own (PulseSupport's `PulseContext`)
+/// on a `pa_threaded_mainloop` of its own (`PulseMainloop`).
 ///
 /// The render thread writes under the mainloop's lock and, when the server's buffer is full,
 /// sleeps in `pa_threaded_mainloop_wait` until the server's write request (or a state
@@ -44,7 +46,6 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     final class Signals: @unchecked Sendable {
         let mainloop: OpaquePointer
         let wake: Semaphore
-        let timedOut = Atomic<Bool>(false)
         /// Set by `interruptWrite`: the render thread's write returns at once.
         let interrupted = Atomic<Bool>(false)
         /// Underflows the server reported that were dropouts (see ``countUnderflow(of:)``).
@@ -153,6 +154,9 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// through memory in each of its passes (zeroing, mixing, the level scan, converting).
     private static let pieceFrames = 4096
 
+    /// The loop and the context (PulseSupport's), and their libpulse pointers.
+    private let loop: PulseMainloop
+    private let connection: PulseContext
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private let stream: OpaquePointer
@@ -186,10 +190,10 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
     init(server address: String? = nil, identity: AudioEngine.StreamIdentity, request: AudioEngine.OutputRequest,
          wake: Semaphore, connectTimeout: Double = 3) throws(OpenError) {
         let (sampleRate, periodFrames, bufferFrames) = (request.sampleRate, request.periodFrames, request.bufferFrames)
-        guard let mainloop = pa_threaded_mainloop_new() else { throw .noServer("pa_threaded_mainloop_new failed") }
+        guard let loop = PulseMainloop(name: "earshot-pulse") else { throw .noServer("pa_threaded_mainloop_new failed") }
+        let mainloop = loop.pointer
         let signals = Signals(mainloop: mainloop, wake: wake)
         let userdata = Unmanaged.passUnretained(signals).toOpaque()
-        let api = pa_threaded_mainloop_get_api(mainloop)
         let properties = PulseClient.properties(identity, mediaName: nil)
         defer { pa_proplist_free(properties) }
         // The stream's audio goes over the socket, not in shared memory: with shared memory the
@@ -200,75 +204,55 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         // buffer's 15 -> 10 wakeups/s), and the server's CPU did not change. pipewire-pulse
         // takes audio over the socket anyway.
         _ = pa_proplist_sets(properties, PA_PROP_CONTEXT_FORCE_DISABLE_SHM, "yes")
-        guard let context = pa_context_new_with_proplist(api, identity.applicationName, properties) else {
-            pa_threaded_mainloop_free(mainloop)
+        guard let connection = PulseContext(on: loop, name: identity.applicationName, properties: properties) else {
+            loop.stop()
             throw .noServer("pa_context_new failed")
         }
-        pa_context_set_state_callback(context, { _, userdata in
-            PulseOutput.signal(userdata)
-        }, userdata)
-        let connected = address.map { pa_context_connect(context, $0, PA_CONTEXT_NOAUTOSPAWN, nil) }
-            ?? pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil)
-        guard connected >= 0 else {
-            let reason = PulseClient.error(context)
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        let context = connection.pointer
+        guard connection.connect(server: address) else {
+            let reason = connection.lastError
+            connection.release()
+            loop.stop()
             throw .noServer(reason)
         }
-        pa_threaded_mainloop_set_name(mainloop, "earshot-pulse")
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
-            pa_context_disconnect(context)
-            pa_context_unref(context)
-            pa_threaded_mainloop_free(mainloop)
+        guard loop.start() else {
+            connection.release()
+            loop.stop()
             throw .noServer("cannot start libpulse's thread")
         }
 
-        pa_threaded_mainloop_lock(mainloop)
+        loop.lock()
         // libpulse's thread answers the server's requests for the render thread: it gets the
         // same real-time priority, where the process may have it, so that a loaded machine
         // does not starve the stream. Under the lock: `pa_mainloop_api_once` creates a defer
         // event and then sets its destroy callback, and without the lock the running loop
         // can fire and free the event in between (libpulse then aborts on "!e->dead",
         // seen about once in 30 starts of `earshot sound`).
-        pa_mainloop_api_once(api, { _, _ in
+        pa_mainloop_api_once(pa_threaded_mainloop_get_api(mainloop), { _, _ in
             var parameters = sched_param()
             parameters.sched_priority = 10
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
         }, nil)
         // A server that accepts the connection and then never answers (stopped, hung) must
-        // not hang the caller: a timer ends the wait.
-        let timer = pa_context_rttime_new(context, pa_rtclock_now() + pa_usec_t(connectTimeout * 1e6), { _, _, _, userdata in
-            guard let userdata else { return }
-            let signals = Unmanaged<Signals>.fromOpaque(userdata).takeUnretainedValue()
-            signals.timedOut.store(true, ordering: .releasing)
-            pa_threaded_mainloop_signal(signals.mainloop, 0)
-        }, userdata)
-        func cancelTimer() {
-            if let timer { api?.pointee.time_free?(timer) }
-        }
+        // not hang the caller: a deadline ends the wait.
+        let deadline = connection.deadline(after: connectTimeout)
         func teardown(stream: OpaquePointer? = nil) {
-            cancelTimer()
-            PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
+            deadline.cancel()
+            PulseOutput.disconnectAndStop(loop: loop, connection: connection, stream: stream)
         }
-
-        while true {
-            let state = pa_context_get_state(context)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                let reason = PulseClient.error(context)
-                teardown()
-                throw .noServer(reason)
-            }
-            if signals.timedOut.load(ordering: .acquiring) {
-                teardown()
-                throw .noServer("the server did not answer within \(connectTimeout) s")
-            }
-            pa_threaded_mainloop_wait(mainloop)
+        switch connection.waitUntilReady(deadline) {
+        case .ready: break
+        case .failed(let reason):
+            teardown()
+            throw .noServer(reason)
+        case .timedOut:
+            teardown()
+            throw .noServer("the server did not answer within \(connectTimeout) s")
         }
-        let serverName = PulseClient.serverName(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
+        let serverName = PulseContext.serverName(context, mainloop: mainloop) { deadline.passed }
             ?? pa_context_get_server(context).map { String(cString: $0) } ?? "unknown server"
 
-        let sinkFormat = PulseClient.defaultSinkFormat(context, mainloop: mainloop) { signals.timedOut.load(ordering: .acquiring) }
+        let sinkFormat = PulseContext.defaultSinkFormat(context, mainloop: mainloop) { deadline.passed }
         let sixteenBit = sinkFormat?.bits.map { $0 <= 16 } ?? false
         let frameBytes = sixteenBit ? 2 * MemoryLayout<Int16>.size : 2 * MemoryLayout<Float>.size
         var spec = pa_sample_spec(format: sixteenBit ? PA_SAMPLE_S16LE : PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 2)
@@ -314,22 +298,24 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         while true {
             let state = pa_stream_get_state(stream)
             if state == PA_STREAM_READY { break }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || signals.timedOut.load(ordering: .acquiring) {
-                let reason = signals.timedOut.load(ordering: .acquiring) ? "the server did not answer within \(connectTimeout) s"
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED || deadline.passed {
+                let reason = deadline.passed ? "the server did not answer within \(connectTimeout) s"
                     : PulseClient.error(context)
                 teardown(stream: stream)
                 throw .failed(server: serverName, reason: reason)
             }
             pa_threaded_mainloop_wait(mainloop)
         }
-        cancelTimer()
-        // The context's state callback now also wakes the render thread: a server that goes
+        deadline.cancel()
+        // A change of the context's state now also wakes the render thread: a server that goes
         // away while nothing plays must be noticed, not found at the next write.
-        pa_context_set_state_callback(context, { _, userdata in PulseOutput.signalAndWake(userdata) }, userdata)
+        connection.onStateChange { [wake] _ in wake.signal() }
         let granted = pa_stream_get_buffer_attr(stream)?.pointee
         let rate = pa_stream_get_sample_spec(stream)?.pointee.rate ?? UInt32(sampleRate)
         pa_threaded_mainloop_unlock(mainloop)
 
+        self.loop = loop
+        self.connection = connection
         self.mainloop = mainloop
         self.context = context
         self.stream = stream
@@ -927,20 +913,22 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
         if let startWatch { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free?(startWatch) }
         if let timingFollowUp { pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free?(timingFollowUp) }
         graphTiming?.cancel()
-        PulseOutput.disconnectAndStop(mainloop: mainloop, context: context, stream: stream)
+        PulseOutput.disconnectAndStop(loop: loop, connection: connection, stream: stream)
         // `signals` is released with self, after libpulse's thread has stopped.
     }
 
     /// With the mainloop's lock held: disconnects and releases `stream` (if any) and
     /// `context`, unlocks, stops libpulse's thread and frees the mainloop. The one way an
     /// output (or an open that failed half-way) lets go of the server.
-    private static func disconnectAndStop(mainloop: OpaquePointer, context: OpaquePointer, stream: OpaquePointer?) {
+    private static func disconnectAndStop(loop: PulseMainloop, connection: PulseContext, stream: OpaquePointer?) {
         if let stream {
             clearCallbacks(stream)
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
-        PulseClient.release(context: context, mainloop: mainloop)
+        connection.release()
+        loop.unlock()
+        loop.stop()
     }
 
     // MARK: Helpers

@@ -59,8 +59,8 @@ extension AudioSession {
     }
 
     /// Posts a `routeChange` for each change of the inputs that ``InputRouteRule`` gives a
-    /// reason (the previous route with the inputs before), and an
-    /// `inputAvailabilityChange` when ``isInputAvailable`` flips.
+    /// reason (the previous route with the inputs before), an `inputAvailabilityChange` when
+    /// ``isInputAvailable`` flips, then `inputsChange`.
     private func postInputChanges(of monitor: InputMonitor) {
         let last = Mutex(monitor.inputs)
         monitor.onChange { [weak self] inputs in
@@ -75,6 +75,7 @@ extension AudioSession {
                                                    currentRoute: outputs.with(inputs: inputs))))
             }
             if old.isEmpty != inputs.isEmpty { self.post(.inputAvailabilityChange(isInputAvailable: !inputs.isEmpty)) }
+            self.post(.inputsChange(currentInputs: inputs))
         }
     }
 
@@ -107,26 +108,5 @@ extension AudioSession {
     /// Chooses the input recorders use (nil: the server's default source).
     public func setPreferredInput(_ input: AudioInputPort?) {
         AudioSession.entry(of: self) { $0.preferred = input }?.close()
-    }
-
-    /// Calls `handler` with the new value of ``isInputAvailable`` whenever it changes (a
-    /// microphone plugged or unplugged), on libpulse's thread.
-    public func observeInputAvailability(_ handler: @escaping @Sendable (Bool) -> Void) {
-        guard let monitor = inputMonitor() else { return }
-        let last = Mutex(!monitor.inputs.isEmpty)
-        monitor.onChange { inputs in
-            let available = !inputs.isEmpty
-            let changed = last.withLock { value -> Bool in
-                defer { value = available }
-                return value != available
-            }
-            if changed { handler(available) }
-        }
-    }
-
-    /// Calls `handler` with the inputs whenever they change (one plugged, unplugged, or the
-    /// default changed), on libpulse's thread.
-    public func observeInputs(_ handler: @escaping @Sendable ([AudioInputPort]) -> Void) {
-        inputMonitor()?.onChange(handler)
     }
 }

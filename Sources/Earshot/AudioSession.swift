@@ -75,6 +75,11 @@ public final class AudioSession: Sendable {
         /// sound server back) or the last one went away. When a microphone (not a monitor)
         /// is what changed, a `routeChange` for the inputs comes first.
         case inputAvailabilityChange(isInputAvailable: Bool)
+        /// ``currentInputs`` changed (an input plugged or unplugged, the default source
+        /// changed), once the session follows them (from the first read of the inputs or the
+        /// first recording): the inputs now, the default first. Any `routeChange` and
+        /// `inputAvailabilityChange` the change makes come first.
+        case inputsChange(currentInputs: [AudioInputPort])
     }
 
     let appName: String

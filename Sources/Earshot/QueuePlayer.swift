@@ -92,11 +92,10 @@ public final class QueuePlayer: Sendable {
         /// The cached cover art of items, by item id, as ``resolveArtwork(for:)`` finds it.
         var artwork: [UInt64: String] = [:] { didSet { trackList = nil } }
         /// ``QueuePlayer/trackListItems`` as last made, until the items or their artwork
-        /// change: every change of the queue's state asks for it (``onChange(_:)``), and
+        /// change: every change of the queue's state asks for it (``observeChanges(_:)``), and
         /// most (a `Next`, a pause) leave it as it was.
         var trackList: [NowPlayingInfo]?
         var lastError: AudioEngineError?
-        var itemsChanged: (@Sendable () -> Void)?
         /// The audio session paused the current item (an interruption): the queue still
         /// means to play, but is not playing.
         var suspended = false
@@ -180,6 +179,8 @@ public final class QueuePlayer: Sendable {
     }
 
     let state = Mutex(State())
+    /// Who ``observeChanges(_:)`` tells.
+    private let changeObservers = Observers<Void>()
     let engine: AudioEngine
     /// Opens the items that lazy moves (remote `Next` and `Previous`) went to.
     private let opener = QueueOpener()
@@ -1014,17 +1015,17 @@ public final class QueuePlayer: Sendable {
         publish()
     }
 
-    /// Calls `handler` after the queue or its state changes (for
-    /// the ``MPRISPlayer``'s `trackListChanged()`).
-    public func onChange(_ handler: @escaping @Sendable () -> Void) {
-        state.withLock { $0.itemsChanged = handler }
+    /// Calls `handler` after the queue or its state changes (for the ``MPRISPlayer``'s
+    /// `trackListChanged()`), until the token is cancelled or released.
+    public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> ObservationToken {
+        changeObservers.add { _ in handler() }
     }
 
     /// Writes the queue's state into the now-playing center.
     func publish() {
         defer {
             reportTimeControlStatus()
-            state.withLock { $0.itemsChanged }?()
+            changeObservers.notify(())
         }
         let (center, item, index, count, player, volume, rate, repeatMode, shuffleMode, wantsToPlay, artwork, atEnd, stopped) = state.withLock { s in
             (s.nowPlaying, s.index.map { s.items[$0] }, s.index, s.items.count, s.player, s.volume, s.rate, s.repeatMode, s.shuffleMode,

@@ -65,7 +65,7 @@ extension AVAudioSession {
             postFromMainQueue { [self] in
                 NotificationCenter.default.post(name: AVAudioSession.mediaServicesWereResetNotification, object: self)
             }
-        case .deactivatedAfterSilence, .inputAvailabilityChange:
+        case .deactivatedAfterSilence, .inputAvailabilityChange, .inputsChange:
             // No iOS notification says these: a silent session is suspended there, and an
             // input that comes or goes is a route change (which Earshot posts too).
             break

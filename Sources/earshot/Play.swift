@@ -161,7 +161,7 @@ struct Play: AsyncParsableCommand {
                 configuration.supportedURISchemes = ["file", "http", "https"]
                 let player = try MPRISPlayer(connection: bus, configuration: configuration, commandCenter: commands,
                                              nowPlayingInfoCenter: nowPlaying, trackList: queue)
-                queue.onChange { [weak player] in player?.trackListChanged() }
+                queueObservation.set(queue.observeChanges { [weak player] in player?.trackListChanged() })
                 try await player.publish()
                 try await session.adopt(player, commands: commands)
                 reportSessionEvents(of: session)
@@ -233,6 +233,7 @@ struct Play: AsyncParsableCommand {
             case .mediaServicesWereReset: say("session: media services were reset (the arbiter changed hosts, or the sound server restarted); registered again")
             case .deactivatedAfterSilence: say("session: deactivated by the arbiter after a long silence")
             case .inputAvailabilityChange(let available): say("session: \(available ? "an input is available" : "no input is available")")
+            case .inputsChange: break  // the route change or availability above says what matters to a player
             }
         }
         sessionObservation.set(token)
@@ -242,6 +243,8 @@ struct Play: AsyncParsableCommand {
 
 /// Keeps the session observation alive for the whole run.
 private let sessionObservation = Locked<ObservationToken?>(nil)
+/// The MPRIS player's watch of the queue, for the process's life.
+private let queueObservation = Locked<ObservationToken?>(nil)
 
 /// A one-shot flag set by a quit command, a key or a signal.
 final class QuitSignal: Sendable {

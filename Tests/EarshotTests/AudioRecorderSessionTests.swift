@@ -104,7 +104,10 @@ import TestSupport
         #expect(session.inputNumberOfChannels == server.channels)
 
         let seen = Locked<[[String]]>([])
-        session.observeInputs { inputs in seen.withLock { $0.append(inputs.map(\.name)) } }
+        let observation = session.observe { notification in
+            if case .inputsChange(let inputs) = notification { seen.withLock { $0.append(inputs.map(\.name)) } }
+        }
+        defer { observation.cancel() }
         let module = try server.pactl("load-module", "module-null-source", "source_name=headset_mic", "channels=1")
         try await eventually("the plugged source among the inputs", timeout: 3) { seen.value.last?.contains("headset_mic") == true }
         let mic = try #require(session.currentInputs.first { $0.name == "headset_mic" })

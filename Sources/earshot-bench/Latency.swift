@@ -20,7 +20,11 @@ func runLatency(path: String, cycles: Int, warmGap: Double, coldGap settle: Doub
     let player: AudioPlayer
     do {
         sound = try SystemSound(contentsOf: url)
+        // The shared engine's first voice: it asks the sound server for its default sink's
+        // rate (`AudioEngine.Configuration.followsDefaultSinkRate`) before it is made.
+        let made = MonotonicClock.seconds()
         player = try AudioPlayer(contentsOf: url)
+        emit("made kind=player ms=\(format((MonotonicClock.seconds() - made) * 1000, 3))")
     } catch {
         fail("latency: \(error)")
     }

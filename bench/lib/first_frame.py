@@ -23,6 +23,7 @@ def onset(t0, t1):
     with lock:
         return next((t for t, loud in reads if t0 <= t <= t1 and loud), None)
 results = {}
+made = {}
 for mode in ("no bus", "bus"):
     env = dict(os.environ)
     if mode == "bus": env["DBUS_SESSION_BUS_ADDRESS"] = E["FF_BUS"]
@@ -32,6 +33,8 @@ for mode in ("no bus", "bus"):
         if p.returncode != 0: print(f"  ! earshot-bench exited {p.returncode}: {p.stderr[-300:]}", file=sys.stderr)
         time.sleep(0.3)
         plays = [dict(x.split("=", 1) for x in l.split()[1:]) for l in p.stdout.splitlines() if l.startswith("play ")]
+        made.setdefault(mode, []).extend(float(dict(x.split("=", 1) for x in l.split()[1:])["ms"])
+                                         for l in p.stdout.splitlines() if l.startswith("made "))
         first = True
         for j, kv in enumerate(plays):
             if kv["kind"] != "player": continue
@@ -44,6 +47,9 @@ for mode in ("no bus", "bus"):
 cap.kill()
 print("AudioPlayer.play() to first frame at the sink, ms (median [min-max], n; misses); "
       "first: the process's first play (cold; it joins the session), cold: later cold plays")
+for mode, xs in sorted(made.items()):
+    print(f"  {mode:6s} AudioPlayer(contentsOf:), the engine's first voice (asks the sink's rate): "
+          f"{statistics.median(xs):.2f} ms [{min(xs):.2f}-{max(xs):.2f}] n={len(xs)}")
 for (mode, state), xs in sorted(results.items()):
     got = [x for x in xs if x is not None]
     if got:

@@ -67,8 +67,12 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "CLibraryLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "CLibraryLoader", "Platform"]),
-        // org.earshot.AudioSession: SessionPolicy applied across processes over the bus.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "CPulse", "PulseSupport", "Platform"]),
+        // Other apps' audio on the sound server: their playback streams, and the volume
+        // arithmetic of ducking them. Knows nothing of the bus or of sessions.
+        .target(name: "OtherApps", dependencies: ["CPulse", "PulseSupport", "Platform"]),
+        // org.earshot.AudioSession: SessionPolicy applied across processes over the bus; it
+        // decides whom OtherApps ducks.
+        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "OtherApps", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
         // AVFoundation's and MediaPlayer's names over the umbrella (see the product above).
@@ -119,6 +123,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(name: "SessionPolicyTests", dependencies: ["SessionPolicy", "TestSupport"]),
+        .testTarget(name: "OtherAppsTests", dependencies: ["OtherApps"]),
         .testTarget(name: "AudioRoutesTests", dependencies: ["AudioRoutes", "TestSupport"]),
         .testTarget(name: "ArbiterTests", dependencies: ["Arbiter", "ArbiterTestSupport", "DBus", "SessionPolicy", "TestSupport"]),
         // earshot-bench: BenchScriptTests runs its --help.

@@ -1,4 +1,5 @@
 import DBus
+import OtherApps
 import Platform
 import SessionPolicy
 

@@ -1,4 +1,5 @@
 public import DBus
+import OtherApps
 public import SessionPolicy
 import Synchronization
 import Platform

@@ -5,23 +5,23 @@
 /// The arbiter lowers the stream in ``rampSteps`` steps and, when the ducking ends, puts
 /// back ``original`` only if the stream still has the volume it set: a different volume is
 /// the user's, and stands (``volumeToRestore(current:)``).
-public struct ForeignStreamDuck: Sendable, Hashable {
+package struct ForeignStreamDuck: Sendable, Hashable {
     /// The server's 100 % (`PA_VOLUME_NORM`).
-    public static let normalVolume: UInt32 = 0x10000
+    package static let normalVolume: UInt32 = 0x10000
     /// The stream's volume before the ducking, per channel.
-    public let original: [UInt32]
+    package let original: [UInt32]
     /// The volume the arbiter last set, per channel.
-    public var lastSet: [UInt32]
+    package var lastSet: [UInt32]
 
     /// A stream about to be ducked, with its current volume.
-    public init(original: [UInt32]) {
+    package init(original: [UInt32]) {
         self.original = original
         self.lastSet = original
     }
 
     /// The stream's volume at `gain` (linear amplitude, 0…1) of its original: each
     /// channel times the cube root of `gain`, the server's volume scale being cubic.
-    public func volume(atGain gain: Float) -> [UInt32] {
+    package func volume(atGain gain: Float) -> [UInt32] {
         let clamped = gain.isNaN ? 1 : min(max(Double(gain), 0), 1)
         let factor = clamped == 0 ? 0 : Self.cubeRoot(clamped)
         return original.map { UInt32((Double($0) * factor).rounded()) }
@@ -29,7 +29,7 @@ public struct ForeignStreamDuck: Sendable, Hashable {
 
     /// The volumes of a ramp from the original to `gain` in `steps` steps, equal in
     /// decibels; the last is ``volume(atGain:)`` of `gain`.
-    public func rampSteps(to gain: Float, steps: Int) -> [[UInt32]] {
+    package func rampSteps(to gain: Float, steps: Int) -> [[UInt32]] {
         let count = max(steps, 1)
         let target = gain.isNaN ? 1 : min(max(Double(gain), 0), 1)
         if target == 0 { return Array(repeating: volume(atGain: 0), count: count) }
@@ -40,13 +40,13 @@ public struct ForeignStreamDuck: Sendable, Hashable {
 
     /// The volume to set when the ducking ends: ``original`` if the stream still has
     /// ``lastSet``, `nil` if the user changed it meanwhile (or its channels changed).
-    public func volumeToRestore(current: [UInt32]) -> [UInt32]? {
+    package func volumeToRestore(current: [UInt32]) -> [UInt32]? {
         current == lastSet ? original : nil
     }
 
     private static func cubeRoot(_ x: Double) -> Double { power(x, 1.0 / 3.0) }
 
-    /// `x` to the power `y` for 0 < x ≤ 1 (no libm in the pure target): exp(y · ln x)
+    /// `x` to the power `y` for 0 < x ≤ 1 (pure arithmetic, without libm): exp(y · ln x)
     /// by series, precise to well under one volume unit.
     private static func power(_ x: Double, _ y: Double) -> Double {
         if x == 1 || y == 0 { return 1 }

@@ -1,6 +1,5 @@
-internal import CPulse
-internal import PulseSupport
-import SessionPolicy
+import CPulse
+import PulseSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -9,23 +8,33 @@ import Glibc
 
 /// One playback stream of the sound server (a PulseAudio sink input, also under PipeWire's
 /// pipewire-pulse), as far as the arbiter cares.
-struct PlaybackStream: Sendable, Hashable {
+package struct PlaybackStream: Sendable, Hashable {
     /// `application.process.id`; -1 when the stream does not say.
-    var pid: Int64
+    package var pid: Int64
     /// `media.role` ("" when unset).
-    var role: String
+    package var role: String
     /// Whether the client corked it (paused).
-    var corked: Bool
+    package var corked: Bool
     /// Its volume, per channel (`pa_volume_t`, 65536 is 100 %); empty when it has none.
-    var volume: [UInt32] = []
+    package var volume: [UInt32] = []
     /// Whether its volume can be set (`volume_writable`).
-    var volumeWritable = false
+    package var volumeWritable = false
     /// The key under which the server remembers its volume (``ForeignDuckMemory/group(of:)``),
     /// `nil` when it has none.
-    var group: String?
+    package var group: String?
+
+    /// A stream of process `pid` (-1: unknown) with `media.role` `role`.
+    package init(pid: Int64, role: String, corked: Bool, volume: [UInt32] = [], volumeWritable: Bool = false, group: String? = nil) {
+        self.pid = pid
+        self.role = role
+        self.corked = corked
+        self.volume = volume
+        self.volumeWritable = volumeWritable
+        self.group = group
+    }
 
     /// Whether it counts as the app's sound: running, and not an event sound.
-    var isSounding: Bool { !corked && role != "event" && pid > 0 }
+    package var isSounding: Bool { !corked && role != "event" && pid > 0 }
 }
 
 /// Follows the sound server's playback streams with one libpulse connection on its own
@@ -40,7 +49,7 @@ struct PlaybackStream: Sendable, Hashable {
 ///
 /// When no server answers, or the connection is lost, it reports an empty list and tries
 /// again with backoff (0.5 s doubling to 30 s).
-final class PlaybackStreamWatcher: @unchecked Sendable {
+package final class PlaybackStreamWatcher: @unchecked Sendable {
     private let server: String?
     private let report: @Sendable ([UInt32: PlaybackStream]) -> Void
     private let loop: PulseMainloop
@@ -59,7 +68,7 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
 
     /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
     /// then the user's runtime directory).
-    init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
+    package init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
         guard let loop = PulseMainloop(name: "earshot-streams") else { return nil }
         self.server = server
         self.report = report
@@ -67,14 +76,14 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
     }
 
     /// Starts the main-loop thread and the first connection attempt.
-    func start() -> Bool {
+    package func start() -> Bool {
         guard loop.start() else { return false }
         loop.withLock { connect() }
         return true
     }
 
     /// Disconnects and frees the main loop. Idempotent; not from the main-loop thread.
-    func close() {
+    package func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         loop.withLock {
             isClosed = true
@@ -235,7 +244,7 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
     // MARK: Volumes (any thread but the main loop's; the work runs on the main loop)
 
     /// What ``updateVolume(of:decide:completion:)`` did.
-    enum VolumeUpdate: Sendable, Equatable {
+    package enum VolumeUpdate: Sendable, Hashable {
         /// The stream had `before`; `decide` kept it (returned `nil`).
         case kept(before: [UInt32])
         /// The stream had `before` and the server set `after`.
@@ -250,7 +259,7 @@ final class PlaybackStreamWatcher: @unchecked Sendable {
     /// request, so `decide` sees the volume the earlier sets left (a compare-and-set; only
     /// a change by another client between the two can slip in). `decide` runs on the main
     /// loop; `completion` runs there too and must only hand the result over.
-    func updateVolume(of index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
+    package func updateVolume(of index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                       completion: @escaping @Sendable (VolumeUpdate) -> Void) {
         guard !stopped.load(ordering: .acquiring) else { return completion(.failed) }
         loop.lock()

@@ -11,45 +11,45 @@
 /// The group, not the process: the server keys its memory by the group alone, so two
 /// processes of one app name share it (two `paplay --client-name=radio`), and two streams
 /// of one process with different roles do not.
-public struct ForeignDuckMemory: Sendable, Hashable {
+package struct ForeignDuckMemory: Sendable, Hashable {
     /// How far (in volume units, per channel) a stream's volume may be from a volume the
     /// arbiter set and still be that volume: the server may keep it in another form
     /// (PipeWire keeps floats) and give it back rounded.
-    public static let tolerance: UInt32 = 2
+    package static let tolerance: UInt32 = 2
     /// At most this many groups are remembered (the least recently remembered go first).
-    public static let capacity = 64
+    package static let capacity = 64
 
     /// A stream that came in at a volume the arbiter set on a stream of its group.
-    public struct Inheritance: Sendable, Hashable {
+    package struct Inheritance: Sendable, Hashable {
         /// The group's ladder (its volume before, then the ramp down), in the stream's
         /// channels, with the stream's volume at ``rung``.
-        public let ladder: [[UInt32]]
+        package let ladder: [[UInt32]]
         /// The rung the stream is on (at least 1: below the volume before).
-        public let rung: Int
+        package let rung: Int
 
         /// A stream on `rung` of `ladder`.
-        public init(ladder: [[UInt32]], rung: Int) {
+        package init(ladder: [[UInt32]], rung: Int) {
             self.ladder = ladder
             self.rung = rung
         }
     }
 
     /// The ladders set on each group's streams, the latest first.
-    public private(set) var ladders: [String: [[[UInt32]]]] = [:]
+    package private(set) var ladders: [String: [[[UInt32]]]] = [:]
     /// The groups, least recently remembered first.
     private var order: [String] = []
 
     /// A memory that holds nothing.
-    public init() {}
+    package init() {}
 
     /// The properties ``group(of:)`` looks at, in its order.
-    public static let groupKeys = ["media.role", "application.id", "application.name", "media.name", "node.name"]
+    package static let groupKeys = ["media.role", "application.id", "application.name", "media.name", "node.name"]
 
     /// The key under which the sound server remembers a playback stream's volume, from the
     /// stream's properties: the first of `media.role`, `application.id`, `application.name`,
     /// `media.name` that it has (PulseAudio's `pa_proplist_get_stream_group`; WirePlumber's
     /// restore-stream goes on to `node.name`), or `nil` when it has none.
-    public static func group(of properties: [String: String]) -> String? {
+    package static func group(of properties: [String: String]) -> String? {
         for key in groupKeys {
             if let value = properties[key], !value.isEmpty { return "\(key):\(value)" }
         }
@@ -57,7 +57,7 @@ public struct ForeignDuckMemory: Sendable, Hashable {
     }
 
     /// Notes a ladder the arbiter is about to set on a stream of `group`.
-    public mutating func remember(_ ladder: [[UInt32]], for group: String) {
+    package mutating func remember(_ ladder: [[UInt32]], for group: String) {
         guard ladder.count > 1 else { return }
         var known = ladders[group] ?? []
         known.removeAll { $0 == ladder }
@@ -69,20 +69,20 @@ public struct ForeignDuckMemory: Sendable, Hashable {
     }
 
     /// Forgets a group: the server no longer holds a volume the arbiter set for it.
-    public mutating func forget(_ group: String) {
+    package mutating func forget(_ group: String) {
         ladders[group] = nil
         order.removeAll { $0 == group }
     }
 
     /// Whether anything is remembered for `group`.
-    public func remembers(_ group: String) -> Bool { ladders[group] != nil }
+    package func remembers(_ group: String) -> Bool { ladders[group] != nil }
 
     /// A new stream of `group` that has `volume`: if that is (within ``tolerance``) a
     /// volume below the first that the arbiter set on a stream of the group, the ladder of
     /// that duck in the stream's channels and the rung it is on; `nil` when the volume is
     /// the stream's own. Of several matches, the nearest wins, then the latest ladder, then
     /// the lowest rung.
-    public func inherited(by volume: [UInt32], in group: String) -> Inheritance? {
+    package func inherited(by volume: [UInt32], in group: String) -> Inheritance? {
         guard !volume.isEmpty, let known = ladders[group] else { return nil }
         var best: (distance: UInt32, ladder: [[UInt32]], rung: Int)?
         for ladder in known {

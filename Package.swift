@@ -67,8 +67,9 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "CLibraryLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "CLibraryLoader", "Platform"]),
-        // Other apps' audio on the sound server: their playback streams, and the volume
-        // arithmetic of ducking them. Knows nothing of the bus or of sessions.
+        // Other apps' audio on the sound server: their playback streams, and the ducking of
+        // them (volume arithmetic, the ramp as a reconciler, its reads and sets). Knows
+        // nothing of the bus or of sessions.
         .target(name: "OtherApps", dependencies: ["CPulse", "PulseSupport", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus; it
         // decides whom OtherApps ducks.

@@ -1,4 +1,5 @@
 import DBus
+import OtherApps
 import SessionPolicy
 
 /// `org.earshot.AudioSession` (see `dbus/org.earshot.AudioSession.xml`): every method acts
@@ -164,9 +165,8 @@ extension Arbiter {
     /// Other apps' players, and processes sounding without one, for `earshot status`;
     /// the most recent sounder first.
     func othersSummary() -> [ArbiterOtherSummary] {
-        let (policy, observed, ducked) = state.withLock { s in
-            (s.policy, s.players, Set(s.ducked.values.filter { !$0.ladder.isEmpty && ($0.position ?? 1) > 0 }.map(\.pid)))
-        }
+        let (policy, observed, ducker) = state.withLock { s in (s.policy, s.players, s.ducker) }
+        let ducked = ducker?.loweredProcesses ?? []
         let duckers = policy.foreignDuckers.map(\.rawValue).sorted()
         func row(player: String, pid: Int64, status: String, pausedBy: SessionID?) -> ArbiterOtherSummary {
             let sound = policy.foreignSounds[pid]

@@ -69,7 +69,18 @@ extension Arbiter {
             let watcher = PlaybackStreamWatcher(server: server.isEmpty ? nil : server) { [weak self] streams in
                 _ = connection.schedule(after: .zero) { [weak self] in self?.streamsChanged(streams) }
             }
-            if let watcher, watcher.start() { state.withLock { $0.streamWatcher = watcher } }
+            if let watcher, watcher.start() {
+                let clock = self.clock
+                let ducker = ForeignStreamDucker(
+                    watcher: watcher, now: { [weak self] in self?.tick ?? 0 },
+                    runSoon: { work in _ = connection.schedule(after: .zero, work) },
+                    runAfter: { delay, work in _ = clock.schedule(after: delay, on: connection, work) },
+                    save: { [weak self] streams in self?.saveForeignVolumes(streams) })
+                state.withLock { s in
+                    s.streamWatcher = watcher
+                    s.ducker = ducker
+                }
+            }
         }
         return [subscription]
     }

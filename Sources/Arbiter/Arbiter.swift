@@ -130,6 +130,8 @@ public final class Arbiter: Sendable {
         /// The sound server's playback streams, by index.
         var streams: [UInt32: PlaybackStream] = [:]
         var streamWatcher: PlaybackStreamWatcher?
+        /// Lowers and restores other apps' streams through the watcher's connection.
+        var ducker: ForeignStreamDucker?
         /// The connections queued for the arbiter's name when it started (Earshot sessions
         /// about to register again), with their processes.
         var earshotPeers: [String: Int64] = [:]
@@ -143,11 +145,6 @@ public final class Arbiter: Sendable {
         var othersReadyTick: UInt64 = 0
         /// The watcher has listed the streams at least once.
         var streamsKnown = false
-        /// Other apps' streams whose volume the arbiter changed, by sink-input index.
-        var ducked: [UInt32: DuckedStream] = [:]
-        /// The ladders set on other apps' streams, by the server's restore group: a new
-        /// stream of a group may start at one of them (``ForeignDuckMemory``).
-        var duckMemory = ForeignDuckMemory()
         /// No more volume changes: stopped, or the process is exiting.
         var volumesStopped = false
         /// Players a previous arbiter paused (its state file), by the session it paused
@@ -221,10 +218,11 @@ public final class Arbiter: Sendable {
         // state file.
         state.withLock { $0.volumesStopped = true }
         ArbiterExit.remove(self)
-        let (object, subscriptions, timers, watcher) = state.withLock { s in
-            defer { (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher) = (nil, [], [:], nil) }
-            return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher)
+        let (object, subscriptions, timers, watcher, ducker) = state.withLock { s in
+            defer { (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher, s.ducker) = (nil, [], [:], nil, nil) }
+            return (s.object, s.subscriptions, s.silenceTimers, s.streamWatcher, s.ducker)
         }
+        ducker?.stop()
         watcher?.close()
         withdrawKeyCatcher()
         object?.unexport()

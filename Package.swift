@@ -52,10 +52,11 @@ let package = Package(
         // The command's global executor: Swift tasks on libdispatch's overcommit queue, which
         // no 1 s pool monitor watches (see its header). Only the `earshot` command installs it.
         .target(name: "CGlobalExecutor"),
-        // The few system services every layer uses: the monotonic clock and named threads.
+        // The few system services every layer uses: the monotonic clock, named threads, and
+        // bounded reads of small files.
         .target(name: "Platform"),
         // libpulse's threaded mainloop and a context on it (make, connect, wait until ready, release),
-        // under every libpulse client: the engine's, the route monitors', the arbiter's.
+        // under every libpulse client: the engine's, the route monitors', other apps' stream watcher.
         .target(name: "PulseSupport", dependencies: ["CPulse"]),
         // Typed Swift over libdbus. Knows nothing of MPRIS or audio.
         .target(name: "DBus", dependencies: ["CDBus", "Platform"]),
@@ -67,9 +68,9 @@ let package = Package(
         .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "CLibraryLoader", "Platform"]),
         // The output route (PulseAudio/PipeWire sinks and ports, ALSA jacks) and its changes.
         .target(name: "AudioRoutes", dependencies: ["CPulse", "PulseSupport", "CALSA", "CLibraryLoader", "Platform"]),
-        // Other apps' audio on the sound server: their playback streams, and the ducking of
-        // them (volume arithmetic, the ramp as a reconciler, its reads and sets). Knows
-        // nothing of the bus or of sessions.
+        // Other apps' audio: their playback streams on the sound server, the ducking of them
+        // (volume arithmetic, the ramp as a reconciler, its reads and sets), and the state
+        // file that outlives the arbiter. Knows nothing of sessions.
         .target(name: "OtherApps", dependencies: ["CPulse", "PulseSupport", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus; it
         // decides whom OtherApps ducks.

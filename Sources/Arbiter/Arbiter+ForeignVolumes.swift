@@ -12,7 +12,7 @@ import Glibc
 /// event sound, not an Earshot process's) through the sound server, and ramps each back
 /// when the ducking ends (``ForeignDuckRamp`` has the rules). The arbiter says what it
 /// wants after every decision and every change of the streams; before the first set of a
-/// stream, the ducker's streams go to ``ArbiterStateFile`` with the players paused for a
+/// stream, the ducker's streams go to ``OtherAppsStateFile`` with the players paused for a
 /// session. An arbiter that starts takes the file's streams over, and puts back those still
 /// at a volume the previous one set (unless a session that registers again still ducks).
 extension Arbiter {
@@ -21,14 +21,14 @@ extension Arbiter {
     /// ``restoreWindow``), unless a session still ducks or holds them. Called once, at start.
     func adoptForeignVolumes() {
         guard let file = volumeStateFile, let ducker = state.withLock({ $0.ducker }) else { return }
-        let contents: ArbiterStateFile.Contents
+        let contents: OtherAppsStateFile.Contents
         do {
             contents = try file.read()
         } catch {
             Arbiter.log("\(error)")
             return
         }
-        ducker.adopt(contents.streams.map { .init(index: $0.index, pid: $0.pid, ladder: [$0.original] + $0.set) })
+        ducker.adopt(contents.streams.map(\.record))
         state.withLock { s in
             for player in contents.players ?? [] { s.adoptedPauses[player.player] = SessionID(player.pausedBy) }
             s.savedPauses = s.adoptedPauses
@@ -88,13 +88,10 @@ extension Arbiter {
         let players = state.withLock { s in
             let pauses = Arbiter.pauses(s)
             s.savedPauses = pauses
-            return pauses.sorted { $0.key < $1.key }.map { ArbiterStateFile.Player(player: $0.key, pausedBy: $0.value.rawValue) }
+            return pauses.sorted { $0.key < $1.key }.map { OtherAppsStateFile.Player(player: $0.key, pausedBy: $0.value.rawValue) }
         }
-        let contents = ArbiterStateFile.Contents(
-            streams: streams.map { .init(index: $0.index, pid: $0.pid, original: $0.ladder[0], set: Array($0.ladder.dropFirst())) },
-            players: players)
         do {
-            try file.write(contents)
+            try file.write(.init(streams: streams.map(OtherAppsStateFile.Stream.init), players: players))
         } catch {
             Arbiter.log("\(error)")
         }

@@ -86,7 +86,7 @@ public final class Arbiter: Sendable {
     public let connection: DBusConnection
     public let configuration: Configuration
     /// Where the ducked streams are kept for the next arbiter (`nil`: nowhere).
-    let volumeStateFile: ArbiterStateFile?
+    let volumeStateFile: OtherAppsStateFile?
     let state: Mutex<State>
     /// Called with every event the arbiter applies, in the order it applies them (under its
     /// lock): the tests see here the order in which a session's calls reached the arbiter.
@@ -182,7 +182,7 @@ public final class Arbiter: Sendable {
         self.clock = clock
         epoch = clock.now()
         self.configuration = configuration
-        volumeStateFile = configuration.soundServer == .none ? nil : ArbiterStateFile.standard()
+        volumeStateFile = configuration.soundServer == .none ? nil : OtherAppsStateFile.standard()
         var policyConfiguration = configuration.policy
         policyConfiguration.pausesOthers = policyConfiguration.pausesOthers && configuration.others == .pause
         policyConfiguration.ducksOthers = policyConfiguration.ducksOthers && configuration.others != .observe

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif

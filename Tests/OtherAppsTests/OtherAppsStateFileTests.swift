@@ -1,17 +1,17 @@
-@testable import Arbiter
 import Foundation
+import OtherApps
 import Testing
 
 /// The state file that lets the next arbiter restore other apps' streams a killed one
 /// ducked: written atomically, read back the same, and anything else is an error naming
 /// the file and the reason.
 @Suite("The arbiter's state file of ducked streams and paused players")
-struct ArbiterStateFileTests {
+struct OtherAppsStateFileTests {
     final class Directory {
         /// Stands for `$XDG_RUNTIME_DIR`, which exists; `earshot/` in it does not yet.
         let path = NSTemporaryDirectory() + "earshot-state-\(UUID().uuidString)"
         init() { try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
-        var file: ArbiterStateFile { ArbiterStateFile(path: path + "/earshot/arbiter-state.json") }
+        var file: OtherAppsStateFile { OtherAppsStateFile(path: path + "/earshot/arbiter-state.json") }
         deinit { try? FileManager.default.removeItem(atPath: path) }
 
         func write(_ text: String) throws {
@@ -20,19 +20,19 @@ struct ArbiterStateFileTests {
         }
     }
 
-    static let stream = ArbiterStateFile.Stream(index: 7, pid: 1234, original: [41000, 40000],
+    static let stream = OtherAppsStateFile.Stream(index: 7, pid: 1234, original: [41000, 40000],
                                                       set: [[37838, 36915], [27447, 26777]])
 
     @Test("a written file reads back the same; writing none removes it; no file reads as none")
     func roundTrip() throws {
         let directory = Directory()
         #expect(try directory.file.read().isEmpty)
-        let contents = ArbiterStateFile.Contents(streams: [Self.stream], players: [.init(player: ":1.50", pausedBy: ":1.10")])
+        let contents = OtherAppsStateFile.Contents(streams: [Self.stream], players: [.init(player: ":1.50", pausedBy: ":1.10")])
         try directory.file.write(contents)
         #expect(try directory.file.read() == contents)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/earshot")
         #expect(leftovers == ["arbiter-state.json"], "a temporary file was left: \(leftovers)")
-        try directory.file.write(ArbiterStateFile.Contents())
+        try directory.file.write(OtherAppsStateFile.Contents())
         #expect(!FileManager.default.fileExists(atPath: directory.file.path))
     }
 
@@ -50,11 +50,11 @@ struct ArbiterStateFileTests {
     @Test("an oversized file is an error naming its size")
     func oversized() throws {
         let directory = Directory()
-        try directory.write(String(repeating: " ", count: ArbiterStateFile.maximumSize + 1))
+        try directory.write(String(repeating: " ", count: OtherAppsStateFile.maximumSize + 1))
         #expect {
             try directory.file.read()
         } throws: { error in
-            "\(error)".contains(directory.file.path) && "\(error)".contains("\(ArbiterStateFile.maximumSize + 1) bytes")
+            "\(error)".contains(directory.file.path) && "\(error)".contains("\(OtherAppsStateFile.maximumSize + 1) bytes")
         }
     }
 

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Platform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,58 +13,101 @@ import Glibc
 /// renamed over it), removed when nothing is ducked. Read with limits: a file over
 /// ``maximumSize`` bytes, not JSON of the expected shape, or with values out of range is an
 /// error naming the file and the reason, and is ignored.
-struct ArbiterStateFile: Sendable {
+package struct OtherAppsStateFile: Sendable {
     /// One ducked stream (a sink input of the sound server).
-    struct Stream: Codable, Sendable, Hashable {
+    package struct Stream: Codable, Sendable, Hashable {
         /// The sink input's index.
-        var index: UInt32
+        package var index: UInt32
         /// Its process (`application.process.id`): a stream at the same index of another
         /// process is not the one ducked.
-        var pid: Int64
+        package var pid: Int64
         /// Its volume before the ducking, per channel.
-        var original: [UInt32]
+        package var original: [UInt32]
         /// The volumes the arbiter may have set on it, per channel: the next arbiter puts
         /// ``original`` back only if the stream still has one of these.
-        var set: [[UInt32]]
+        package var set: [[UInt32]]
+
+        /// The stream of `index` of `pid`, ducked from `original` with `set`.
+        package init(index: UInt32, pid: Int64, original: [UInt32], set: [[UInt32]]) {
+            self.index = index
+            self.pid = pid
+            self.original = original
+            self.set = set
+        }
+
+        /// The stream a ducker's record keeps (its ladder is not empty).
+        package init(_ record: ForeignDuckRamp.Record) {
+            self.init(index: record.index, pid: record.pid, original: record.ladder[0], set: Array(record.ladder.dropFirst()))
+        }
+
+        /// The record a ducker takes it over as: its ladder, the volume before then the
+        /// volumes set.
+        package var record: ForeignDuckRamp.Record { .init(index: index, pid: pid, ladder: [original] + set) }
     }
 
     /// One player paused by the arbiter for a session.
-    struct Player: Codable, Sendable, Hashable {
+    package struct Player: Codable, Sendable, Hashable {
         /// The unique bus name owning its MPRIS name (never reused on a bus).
-        var player: String
+        package var player: String
         /// The session (its unique bus name) it was paused for.
-        var pausedBy: String
+        package var pausedBy: String
+
+        /// `player`, paused for `pausedBy`.
+        package init(player: String, pausedBy: String) {
+            self.player = player
+            self.pausedBy = pausedBy
+        }
     }
 
     /// What the file holds.
-    struct Contents: Codable, Sendable, Equatable {
-        var version = ArbiterStateFile.version
-        var streams: [Stream] = []
-        var players: [Player]? = []
-        var isEmpty: Bool { streams.isEmpty && (players ?? []).isEmpty }
+    package struct Contents: Codable, Sendable, Equatable {
+        /// The format's version (``OtherAppsStateFile/version``).
+        package var version = OtherAppsStateFile.version
+        /// The ducked streams.
+        package var streams: [Stream] = []
+        /// The paused players (absent in files written before players were kept).
+        package var players: [Player]? = []
+        /// Nothing ducked, nothing paused: no file.
+        package var isEmpty: Bool { streams.isEmpty && (players ?? []).isEmpty }
+
+        /// Contents listing `streams` and `players`.
+        package init(streams: [Stream] = [], players: [Player]? = []) {
+            self.streams = streams
+            self.players = players
+        }
     }
 
-    static let version = 1
-    static let maximumSize = 64 * 1024
-    static let maximumStreams = 256
-    static let maximumRungs = 32
+    /// The format's version.
+    package static let version = 1
+    /// The largest file read, in bytes.
+    package static let maximumSize = 64 * 1024
+    /// At most this many streams, and as many players.
+    package static let maximumStreams = 256
+    /// At most this many volumes set on one stream.
+    package static let maximumRungs = 32
     /// `PA_VOLUME_MAX`.
-    static let maximumVolume: UInt32 = UInt32.max / 2
+    package static let maximumVolume: UInt32 = UInt32.max / 2
 
-    let path: String
+    /// Where the file is.
+    package let path: String
+
+    /// The file at `path`.
+    package init(path: String) {
+        self.path = path
+    }
 
     /// The file under `$XDG_RUNTIME_DIR/earshot/`, or `nil` when that is not set (or not an
     /// absolute path): then nothing outlives the arbiter.
-    static func standard() -> ArbiterStateFile? {
+    package static func standard() -> OtherAppsStateFile? {
         guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/") else { return nil }
-        return ArbiterStateFile(path: runtime + "/earshot/arbiter-state.json")
+        return OtherAppsStateFile(path: runtime + "/earshot/arbiter-state.json")
     }
 
     /// What the file lists; nothing when there is no file.
-    func read() throws(ArbiterStateFileError) -> Contents {
+    package func read() throws(OtherAppsStateFileError) -> Contents {
         let bytes: [UInt8]
         do {
-            bytes = try SmallFile.read(path, limit: ArbiterStateFile.maximumSize, followsLinks: false)
+            bytes = try SmallFile.read(path, limit: OtherAppsStateFile.maximumSize, followsLinks: false)
         } catch {
             switch error {
             case .missing: return Contents()
@@ -86,8 +130,8 @@ struct ArbiterStateFile: Sendable {
         return contents
     }
 
-    private static func validate(_ contents: Contents) throws(ArbiterStateFileError) {
-        func bad(_ reason: String) -> ArbiterStateFileError { .malformed(path: "", reason: reason) }
+    private static func validate(_ contents: Contents) throws(OtherAppsStateFileError) {
+        func bad(_ reason: String) -> OtherAppsStateFileError { .malformed(path: "", reason: reason) }
         guard contents.version == version else { throw bad("version \(contents.version), not \(version)") }
         guard contents.streams.count <= maximumStreams else { throw bad("\(contents.streams.count) streams, more than \(maximumStreams)") }
         let players = contents.players ?? []
@@ -110,7 +154,7 @@ struct ArbiterStateFile: Sendable {
     }
 
     /// Replaces the file with `contents` (removes it when it holds nothing).
-    func write(_ contents: Contents) throws(ArbiterStateFileError) {
+    package func write(_ contents: Contents) throws(OtherAppsStateFileError) {
         if contents.isEmpty {
             if unlink(path) != 0 && errno != ENOENT { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
             return
@@ -150,21 +194,26 @@ struct ArbiterStateFile: Sendable {
 }
 
 /// Why the arbiter's state file could not be read or written.
-enum ArbiterStateFileError: Error, CustomStringConvertible {
+package enum OtherAppsStateFileError: Error, CustomStringConvertible {
+    /// Larger than ``OtherAppsStateFile/maximumSize``.
     case tooLarge(path: String, size: Int)
+    /// The system could not read it.
     case unreadable(path: String, reason: String)
+    /// Not JSON of the expected shape, or values out of range.
     case malformed(path: String, reason: String)
+    /// The system could not write it (or its folder).
     case unwritable(path: String, reason: String)
 
-    func at(_ path: String) -> ArbiterStateFileError {
+    func at(_ path: String) -> OtherAppsStateFileError {
         if case .malformed(_, let reason) = self { return .malformed(path: path, reason: reason) }
         return self
     }
 
-    var description: String {
+    /// The file and the reason, for the log.
+    package var description: String {
         switch self {
         case .tooLarge(let path, let size):
-            "\(path): \(size) bytes, more than \(ArbiterStateFile.maximumSize); ignored"
+            "\(path): \(size) bytes, more than \(OtherAppsStateFile.maximumSize); ignored"
         case .unreadable(let path, let reason): "\(path): cannot read it (\(reason)); ignored"
         case .malformed(let path, let reason): "\(path): \(reason); ignored"
         case .unwritable(let path, let reason): "\(path): cannot write it (\(reason))"

@@ -2,11 +2,12 @@
 import Glibc
 #endif
 
-/// Reading a small file the arbiter is handed (its configuration, its state): untrusted, so
+/// Reading a small file a process is handed (the arbiter's configuration, its state): untrusted, so
 /// read only if it is a regular file of at most `limit` bytes, opened without blocking (a
 /// FIFO or a device at the path is refused, never waited on).
-enum SmallFile {
-    enum Failure: Error, Equatable {
+package enum SmallFile {
+    /// Why the file could not be read.
+    package enum Failure: Error, Equatable {
         /// No file at the path (`ENOENT`).
         case missing
         /// `open`, `fstat` or `read` failed: the system's words.
@@ -19,7 +20,7 @@ enum SmallFile {
 
     /// The bytes of the file at `path`. `followsLinks` false refuses a symbolic link (for a
     /// file the arbiter itself writes, where a link can only be someone else's doing).
-    static func read(_ path: String, limit: Int, followsLinks: Bool = true) throws(Failure) -> [UInt8] {
+    package static func read(_ path: String, limit: Int, followsLinks: Bool = true) throws(Failure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followsLinks ? 0 : O_NOFOLLOW))
         guard fd >= 0 else {
             let code = errno

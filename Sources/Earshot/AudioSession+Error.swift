@@ -12,7 +12,7 @@ public enum AudioSessionError: Error, Sendable, Hashable, CustomStringConvertibl
     case isBusy(runningPlayers: Int)
     /// `setCategory` with an option the category does not accept (such as `duckOthers`
     /// with `soloAmbient`): the option's name and the category. Nothing changed.
-    case optionNotAllowed(option: String, category: Category)
+    case optionNotAllowed(option: String, category: AudioSession.Category)
     /// The session bus or the arbiter could not be reached, or did not answer: the
     /// bus's reason. Nothing changed.
     case arbiterUnreachable(reason: String)

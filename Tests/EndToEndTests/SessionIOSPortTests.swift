@@ -30,7 +30,15 @@ struct SessionIOSPortTests {
         }
         #expect(try await world.playerctl("-p", SessionIOSPortTests.mprisName, "metadata", "xesam:artist")
                     .output.trimmingCharacters(in: .whitespacesAndNewlines) == "Matt Neuburg")
-        // Its handlers answer the remote commands.
+        // Its handlers answer the remote commands. The pause comes once the sound is heard:
+        // at PulseAudio's defaults the harness's idle null sink may take the stream's first
+        // block a second or more after the player says it plays (a pause before that left
+        // currentTime at 0 and no gap to hear, in 3 of 6 runs).
+        try await sessionPoll("the sound to be heard for 0.3 s", timeout: 5) {
+            let audio = try await capture.snapshot(drain: 0.1)
+            let heard = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.left.channel)
+            return (heard.last?.duration ?? 0) >= 0.3
+        }
         #expect(try await world.playerctl("-p", SessionIOSPortTests.mprisName, "pause").status == 0)
         try await app.waitForLine("command: pause")
         try await settle(0.3)

@@ -42,28 +42,25 @@ struct SessionScreenLockTests {
 
         let lockAt = try audio.at(locked), unlockAt = try audio.at(unlocked)
         #expect(abs(audio.level(.left, max(0, lockAt - 0.4)..<lockAt) + 12) < 1, "the ambient sound played before the lock")
-        // (Instants map to the capture within ±20 ms, and the unlock resumes at once: the
-        // locked stretch ends 50 ms before the unlock was sent.)
-        let lastBeforeLock = audio.activeRegions(threshold: -60, minGap: 0, channel: SessionSide.left.channel,
-                                                 range: lockAt..<(unlockAt - 0.05)).last?.end ?? lockAt
-        sessionReport(String(format: "silent %.3f s after the lock signal", lastBeforeLock - lockAt))
-        // On PipeWire, in about one run in four of this test, the ambient
-        // `earshot play` kept sounding for about a second after the lock although it printed
-        // "player: interruption began" and the arbiter listed it not producing sound: its long
-        // buffer's pause did not drop what the server held. Not found yet (reverting the
-        // now-playing event change or the once-per-write delay left it), so it is recorded
-        // as a known issue there, and only there, until it is.
-        let silenced = {
-            #expect(lastBeforeLock - lockAt < 0.3, "the ambient sound went on \(lastBeforeLock - lockAt) s after the lock")
-            #expect(audio.peak(.left, (lockAt + 0.3)..<(unlockAt - 0.05)) < -60, "the ambient process is silent while locked")
-        }
-        if TestSoundServerKind.selected == .pipeWire {
-            withKnownIssue("a long buffer's pause on PipeWire sometimes leaves the buffered second playing", isIntermittent: true) { silenced() }
-        } else {
-            silenced()
-        }
-        let resumed = try #require(audio.onset(after: unlockAt, threshold: -40, channel: SessionSide.left.channel),
-                                   "the ambient process never sounded after the unlock")
+        // The ambient channel from just before the lock on: the sound the lock stopped, then
+        // the sound the unlock resumed, and nothing between. The silence between them is
+        // measured in the capture alone. On PipeWire the capture puts an instant tens of ms
+        // late: the resumed sound's start came 15–60 ms before the unlock's mapped instant in
+        // every run, though the process resumes only once told (the capture's origin is taken
+        // from when its samples arrive, and a null sink's monitor hands a graph cycle over as
+        // the cycle is computed, ahead of the sink's clock). A window that ended 50 ms before
+        // the unlock's mapped instant caught that start in one run in four, and looked like a
+        // sound through the lock. (Gaps under 0.1 s are the graph's missed cycles, not a pause.)
+        let regions = audio.activeRegions(threshold: -60, minGap: 0.1, channel: SessionSide.left.channel,
+                                          range: max(0, lockAt - 0.3)..<(audio.duration - 0.05))
+        sessionReport("ambient regions from the lock: \(regions.map { String(format: "%.3f–%.3f", $0.start - lockAt, $0.end - lockAt) }), unlocked at \(String(format: "%.3f", unlockAt - lockAt))")
+        try #require(regions.count == 2, "the ambient channel should stop at the lock and sound again after the unlock: \(regions)")
+        let stopped = regions[0].end, resumed = regions[1].start
+        #expect(stopped - lockAt < 0.3, "the ambient sound went on \(stopped - lockAt) s after the lock")
+        // It stopped within 0.3 s of the lock and resumed no sooner than the unlock: silent for
+        // the locked time less those 0.3 s at least, wherever the capture puts the instants.
+        let lockedFor = (unlocked - locked) / .seconds(1)
+        #expect(resumed - stopped > lockedFor - 0.3, "silent \(resumed - stopped) s of the \(lockedFor) s locked")
         #expect(resumed - unlockAt < 1.0, "it resumed \(resumed - unlockAt) s after the unlock")
         #expect(abs(audio.level(.left, (resumed + 0.1)..<(audio.duration - 0.05)) + 12) < 1)
         // The playback process never stopped.

@@ -42,9 +42,8 @@ extension AudioPlayerTests {
         #expect(abs(published - position) < 0.0001, "published \(published) s, currentTime \(position) s")
         // The capture starts before the play, so the whole sound is in it. pipewire-pulse
         // reports timing in whole graph cycles (256 frames, 5.33 ms at 48 kHz; see
-        // GraphCycleClock), so there the position may be a cycle off: a fresh-clone CI run
-        // measured 5.31 ms (255 frames) once, 10 local runs stayed under 3 ms. Either way
-        // within the 10 ms.
+        // GraphCycleClock), so there the position may be a cycle off, still within the
+        // issue's 10 ms.
         let bound = TestSoundServerKind.selected == .pipeWire ? 0.003 + 256.0 / 48000 : 0.003
         #expect(abs(position - heard) < bound, "currentTime \(position) s, the sink played \(heard) s")
     }

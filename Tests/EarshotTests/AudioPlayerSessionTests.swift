@@ -83,7 +83,7 @@ extension AudioPlayerTests {
             #expect(!player.isPlaying, "paused by the interruption")
             // The event stream is given the event just before the delegate is called, on the
             // same thread: a test that reads the delegate as soon as the event arrives may be
-            // between the two (a fresh-clone CI run found the delegate's calls still empty).
+            // between the two, and find the delegate's calls still empty.
             try await eventually("the delegate's began", timeout: 2) { delegate.calls.value == ["began"] }
 
             try await other.setActive(false, options: .notifyOthersOnDeactivation)
@@ -157,8 +157,8 @@ extension AudioPlayerTests {
             try await other.setActive(false, options: .notifyOthersOnDeactivation)
             try await eventually("the player to play again", timeout: 5) { player.isPlaying }
             try await eventually("now playing to say playing again", timeout: 2) { center.nowPlayingInfo?.playbackState == .playing }
-            // The events reach the listener's task after the player plays again: waited for
-            // (read at once, the count was 1 in one run of 2026-11-28, the end still on its way).
+            // The events reach the listener's task after the player plays again: waited for,
+            // since read at once the interruption's end may still be on its way.
             try await eventually("the interruption's end reported", timeout: 2) { events.value.count >= 2 }
             #expect(events.value.count == 2, "began and ended: \(events.value)")
             player.stop()

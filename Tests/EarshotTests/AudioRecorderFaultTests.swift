@@ -20,25 +20,19 @@ enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
 
     /// Where the tone may be, in seconds from T − start in the file.
     ///
-    /// PulseAudio: the millisecond either way (measured −0.08 … +0.06 ms in 16 of 19 takes
-    /// without an underrun; +0.31, +0.46 and −1.02 ms in the others, on a machine loaded by
-    /// other builds).
+    /// PulseAudio: the millisecond either way, which a take on a machine loaded by other
+    /// builds (an underrun) can leave.
     ///
-    /// pipewire-pulse 0.3.65: the millisecond either way too (measured −0.15 … +0.04 ms,
-    /// median −0.06 ms, in 16 takes without an underrun; the device clock moved at most
-    /// 0.18 ms against the monotonic clock over a take, but for one take in which it moved
-    /// −16 ms with no underrun counted and the tone was still −0.06 ms from its place). Before, +3.0 … +13.5 ms, then −16.9 … +24.6 ms once the
-    /// output mixed in libpulse's write callback: pipewire-pulse's timing moves in graph
-    /// cycles (the rig's quantum is 256 frames, 5.3 ms: both streams' read and write indices
-    /// step by 256, a snapshot falls anywhere in a cycle, and it reports source and sink
-    /// latency 0), libpulse's interpolation from the last snapshot drifted (the device clock
-    /// −2.6 ms/s against the monotonic clock, jumping back at timing updates; 5–17 ms of
-    /// wander per take), and libpulse's automatic updates thin out to one in 1.5 s. Now both
-    /// streams ask for a snapshot once a period or fragment and place themselves by the
-    /// freshest of the last second's (`GraphCycleClock`), the output one quantum later (the
-    /// block the sink takes in a cycle plays in the next: measured, the tone 5.2–5.3 ms late
-    /// in 4 of 4 takes without that). A start placed by a stalled clock (+32 … +242 ms before
-    /// the recorder's fix) or a clock that wanders by a quantum is caught.
+    /// pipewire-pulse 0.3.65: the millisecond either way too, though its timing moves in
+    /// graph cycles (the rig's quantum is 256 frames, 5.3 ms: both streams' read and write
+    /// indices step by 256, a snapshot falls anywhere in a cycle, and it reports source and
+    /// sink latency 0), libpulse's interpolation from the last snapshot drifts (the device
+    /// clock wanders against the monotonic clock, jumping back at timing updates), and
+    /// libpulse's automatic updates thin out to one in 1.5 s. Both streams ask for a
+    /// snapshot once a period or fragment and place themselves by the freshest of the last
+    /// second's (`GraphCycleClock`), the output one quantum later (the block the sink takes
+    /// in a cycle plays in the next, else the tone is a quantum late). A start placed by a
+    /// stalled clock or a clock that wanders by a quantum is caught.
     var bounds: ClosedRange<Double> {
         switch self {
         case .pulseAudio: -0.001...0.001

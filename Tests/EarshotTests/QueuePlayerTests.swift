@@ -147,21 +147,20 @@ struct QueuePlayerTests {
     /// was lost: the queue moved on when that end was heard. It now plays the current item
     /// on from the target, and the next item after it without a gap.
     ///
-    /// The landing CI of 5ec5c76 and 2 of 24 local runs of the QueuePlayer suite (alone or
-    /// in the app-level pass) heard 0.34 s of the rest missing, without a gap: the pause's
-    /// interrupt cut off, before it wrote anything, the first write after the restart,
-    /// which had mixed one period (16384 frames) of the sought item; the restart after it
-    /// had nothing to drop, and the item went on from 0.64 s. What a write cut short did
-    /// not write is now taken back.
+    /// The rest of the item can also go missing without a gap: the pause's interrupt can cut
+    /// off, before it wrote anything, the first write after the restart, which has mixed one
+    /// period (16384 frames) of the sought item; the restart after it has nothing to drop,
+    /// and the item goes on a period later. What a write cut short did not write is taken
+    /// back.
     ///
     /// Where the seek is heard is measured in the sound, not estimated from the clock: the
     /// first item is a stepped tone too (300 Hz, then 100 Hz up every quarter second), so the
     /// drop back to 400 Hz is the seek, and the rise to 500 Hz is position 0.5 s. On PipeWire
-    /// the clock's estimate put the seek 30-35 ms later than it was heard, in every run: the
-    /// capture's origin is a late bound (a sample's arrival less the frames before it), and
-    /// the monitor delivers through pipewire-pulse a graph cycle and parec's buffering late,
-    /// so the estimate lags by that much (against a 50 ms bound, it failed the test now and
-    /// then; the sound was whole: 2.20 s from the heard seek to the end in 6 of 6 runs).
+    /// the clock's estimate puts the seek a few tens of milliseconds later than it is heard:
+    /// the capture's origin is a late bound (a sample's arrival less the frames before it),
+    /// and the monitor delivers through pipewire-pulse a graph cycle and parec's buffering
+    /// late, so the estimate lags by that much, too close to a 50 ms bound, while the sound
+    /// itself is whole.
     @Test("a seek in an item's last buffer plays that item on from the target, then the next item without a gap")
     func seekAtItemBoundary() async throws {
         // What is heard of each item tells where it played from: the first steps up from 300 Hz,
@@ -205,12 +204,12 @@ struct QueuePlayerTests {
                 "the second item's end was not heard")
     }
 
-    /// The landing CI's run of dac417d, with another test pass beside it, heard the sound
-    /// stop at such a seek, a second of silence, then the second item: the rest of the first
-    /// was lost. The stream went ahead without the sought voice (it waits half a second at
-    /// most), and the voice, its end mark still the render's, ended again at once. Here the
-    /// reader takes 0.7 s to apply the seek: the rest may come after a gap (the stream's
-    /// first write goes ahead without it), but whole, and the second item after it.
+    /// On a loaded machine the sound could stop at such a seek, a second of silence, then the
+    /// second item: the rest of the first was lost. The stream went ahead without the sought
+    /// voice (it waits half a second at most), and the voice, its end mark still the
+    /// render's, ended again at once. Here the reader takes 0.7 s to apply the seek: the
+    /// rest may come after a gap (the stream's first write goes ahead without it), but
+    /// whole, and the second item after it.
     @Test("a seek in an item's last buffer that the reader is slow to apply still plays the rest of the item, then the next")
     func slowSeekAtItemBoundary() async throws {
         let stepped = URL(fileURLWithPath: try TestSignals.steppedTone(start: 1000, step: 200, stepDuration: 0.25, steps: 4))
@@ -220,9 +219,9 @@ struct QueuePlayerTests {
             try await waitUntilRunOut(queue, timeout: 8)
         }
         let after = audio.activeRegions(minGap: lastBufferGap, window: 0.002).filter { $0.start > sought + 0.05 }
-        // PulseAudio at its defaults plays a millisecond where the stream starts again, half a
-        // second after the seek (4 of 7 runs here; not on the other two servers; its source is
-        // not found): regions that short before the rest are let through, nothing longer.
+        // PulseAudio at its defaults may play a millisecond where the stream starts again, half
+        // a second after the seek (not the other two servers; its source is not found):
+        // regions that short before the rest are let through, nothing longer.
         let blips = after.prefix { $0.duration < 0.005 }
         #expect(blips.count <= 1, "sought at \(sought) s: \(after)")
         let rest = try #require(after.dropFirst(blips.count).first, "nothing after the seek at \(sought) s: \(after)")
@@ -246,11 +245,10 @@ struct QueuePlayerTests {
             queue.volume = 0.25
             try await waitUntilRunOut(queue, timeout: 6)
         }
-        // A restart mixes the whole buffer again after the flush: in a debug build here the
-        // sink ran dry for 15–20 ms at the change in 3 of 12 runs (any restart on a
-        // long buffer, not only in the last one). Gaps up to 30 ms, the bound for a
-        // change to be heard, count as none here; the item boundary is checked to 5 ms by
-        // the seek and pause tests.
+        // A restart mixes the whole buffer again after the flush, and a debug build's sink
+        // can run dry for a moment at the change (any restart on a long buffer, not only in
+        // the last one). Gaps up to 30 ms, the bound for a change to be heard, count
+        // as none here; the item boundary is checked to 5 ms by the seek and pause tests.
         let regions = audio.activeRegions(minGap: 0.03, window: 0.002)
         #expect(regions.count == 1, "a gap: \(regions)")
         #expect(regions.first?.duration.isClose(to: 2.5, within: restartTolerance) == true, "\(regions)")
@@ -283,10 +281,9 @@ struct QueuePlayerTests {
         let end = try #require(regions.last?.end)
         let rest = (1.5 - positionBefore) / 2
         // Both items go through the stretcher again from the change, and the restart waits
-        // for both while the old buffer plays on. (It waited 50 ms at most: a debug build's
-        // stretcher took longer, and the restart wrote silence where the items were not yet
-        // primed, a gap after the change and one before the second item, in 4 of 6 runs at
-        // PulseAudio's defaults.)
+        // for both while the old buffer plays on. (A wait bounded at 50 ms is too short for a
+        // debug build's stretcher: the restart would write silence where the items were not
+        // yet primed, a gap after the change and one before the second item.)
         #expect(regions.count == 1, "a gap at or after the change at \(changed) s: \(regions)")
         // The second item whole, at twice the rate (its 2 s in 1 s), after the first's rest
         // and any gap.
@@ -332,11 +329,10 @@ struct QueuePlayerTests {
     @Test("an item moved to while paused is followed without a gap once played")
     func gaplessAfterPausedMove() async throws {
         // The item played first opens with silence, so that the stream starts on it. At
-        // PulseAudio's defaults (rewinds on) the server cuts the first 0.4–3 ms off a
-        // stream that starts with sound, whatever the client: `paplay` of a sine lost
-        // 0.4–1.4 ms in 4 of 4 runs, an `AudioPlayer` 0–1.4 ms, and this queue 1.4–3 ms (it
-        // then failed 2 of 3 fresh-clone CI runs, heard as 0.997–0.998 s). That is the
-        // stream's start, not the seam between items this checks.
+        // PulseAudio's defaults (rewinds on) the server cuts a few milliseconds off a stream
+        // that starts with sound, whatever the client (`paplay` of a sine too), enough to
+        // fail the item's length here. That is the stream's start, not the seam between
+        // items this checks.
         let second = URL(fileURLWithPath: try TestSignals.write([.silence(duration: 0.1), .tone(frequency: 500, duration: 0.5)]))
         let queue = try QueuePlayer(urls: [sine(300, 0.5), second, sine(1000, 0.5)])
         queue.advanceToNextItem()
@@ -472,12 +468,11 @@ struct SystemSoundTests {
             try await eventually("the completion", timeout: 3) { completedAt.value != nil }
         }
         let region = try #require(audio.activeRegions().first)
-        // At PulseAudio's defaults (a 44.1 kHz null sink with rewinds) the server loses up to
-        // 2.5 ms of a short sound for its own client too: 12 paplays of a 50 ms sine there
-        // were captured 47.5–49.6 ms long (2026-11-26, parec from the monitor, a keep-alive
-        // stream). Ours, 25 runs: 47.6–49.0 ms, the start cut at a random phase of its first
-        // period and the end whole; paplay's starts were whole, so where the server loses
-        // its part differs, and ours is not understood yet. 2 ms failed about 1 run in 6 there.
+        // At PulseAudio's defaults (a 44.1 kHz null sink with rewinds) the server loses a few
+        // milliseconds of a short sound, for its own client (`paplay`) too. Ours loses its
+        // start, cut at a random phase of its first period, the end whole; paplay's starts
+        // are whole, so where the server loses its part differs, and ours is not understood
+        // yet. Hence 3 ms there, not 2.
         let bound = TestSoundServerKind.selected == .pulseAudioDefaults ? 0.003 : 0.002
         #expect(region.duration.isClose(to: 0.05, within: bound), "\(region)")
         let completion = try #require(completedAt.value.flatMap { audio.time(of: $0) })

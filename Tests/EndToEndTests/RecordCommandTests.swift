@@ -43,10 +43,10 @@ import TestSupport
         let measured = try #require(stats.stderr.split(separator: "\n").first { $0.hasPrefix("Pk lev dB") }
             .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "sox stats: \(stats.stderr)")
         #expect(abs(printed - measured) <= 0.05 + 1e-9, "printed \(printed) dBFS, sox measured \(measured) dBFS")
-        // And the file holds the tone at its level. Within 1 dB, not 0.1: fresh-clone CI runs
-        // printed -11.9 (2026-11-26) and -11.5 (2026-11-27, PulseAudio at 48 kHz) for the
-        // -12 dBFS tone; a gap in a loaded server's stream makes its resampler ring past the
-        // sine's crest (up to about 9 %, 0.8 dB). The cause of those two was not proven.
+        // And the file holds the tone at its level. Within 1 dB, not 0.1: on a loaded
+        // machine the recorded peak can read some tenths of a dB above the tone's, likely
+        // because a gap in the server's stream makes its resampler ring past the sine's
+        // crest (up to about 9 %, 0.8 dB).
         #expect(abs(measured - peak) <= 1, "sox measured \(measured) dBFS in the recording of the \(peak) dBFS tone")
         #expect(!result.stderr.contains("not in an audio session"), "\(result.stderr)")
         let probe = try await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])

@@ -136,10 +136,9 @@ struct SessionHostileTests {
     /// silence could then come just after the session, resuming, had told the arbiter it
     /// still sounded, and the next session found it active and silent (neither playing nor
     /// resuming), so its interruption ended without `shouldResume` (issue 31, item 5). How
-    /// often that window opens depends on the machine's load: a Python client doing the same
-    /// against one `earshot play` found it in 3 of 54 bursts (none of 60 after the fix), the
-    /// arbiter's trace showing `soundStarted`, `soundStopped`, then the registration that
-    /// interrupted.
+    /// often that window opens depends on the machine's load, so the test tries several
+    /// bursts; the arbiter's trace of a failure shows `soundStarted`, `soundStopped`, then
+    /// the registration that interrupted.
     @Test("a burst of sessions that register active and vanish back to back leaves the player playing",
           arguments: [(5, 0), (8, 0), (12, 40)])
     func burstOfVanishingSessions(count: Int, gapMilliseconds: Int) async throws {

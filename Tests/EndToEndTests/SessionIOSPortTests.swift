@@ -32,8 +32,8 @@ struct SessionIOSPortTests {
                     .output.trimmingCharacters(in: .whitespacesAndNewlines) == "Matt Neuburg")
         // Its handlers answer the remote commands. The pause comes once the sound is heard:
         // at PulseAudio's defaults the harness's idle null sink may take the stream's first
-        // block a second or more after the player says it plays (a pause before that left
-        // currentTime at 0 and no gap to hear, in 3 of 6 runs).
+        // block a second or more after the player says it plays (a pause before that leaves
+        // currentTime at 0 and no gap to hear).
         try await sessionPoll("the sound to be heard for 0.3 s", timeout: 5) {
             let audio = try await capture.snapshot(drain: 0.1)
             let heard = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.left.channel)

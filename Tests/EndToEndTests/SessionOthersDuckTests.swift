@@ -141,8 +141,8 @@ struct SessionOthersDuckTests {
         do {
             try await world.waitForVolume(of: stream, "ducked") { Self.isDucked($0, from: before) }
         } catch {
-            // Once in a loaded fresh-clone CI run (2026-11-27): never ducked within 5 s. Say
-            // whether the player had played and ended by then, and what the daemon said.
+            // A loaded machine may leave it unducked past the wait: say whether the player
+            // had played and ended by then, and what the daemon said.
             throw TestFailure("\(error); earshot play \(music.process.isRunning ? "runs" : "has exited"), it printed \(music.lines) "
                               + "and “\(music.process.stderr)”; the daemon printed “\(daemon.stdout)” “\(daemon.stderr)”")
         }

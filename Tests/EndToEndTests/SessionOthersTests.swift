@@ -58,9 +58,9 @@ struct SessionOthersTests {
         daemon.kill(SIGKILL)
     }
 
-    /// The landing CI of 2026-11-28 failed ``userTouchedIsLeftAlone`` this way: the user's
-    /// play came within mpv-mpris's 100 ms batch of the arbiter's pause, mpv said only
-    /// Playing, and earshot play was never interrupted. Here a fake player folds every time;
+    /// ``userTouchedIsLeftAlone`` can fail this way: when the user's play comes within
+    /// mpv-mpris's 100 ms batch of the arbiter's pause, mpv says only Playing, and earshot
+    /// play would never be interrupted. Here a fake player folds every time;
     /// its sound (a paplay filed under the test's process) says what happened.
     @Test("a player that never reports the arbiter's pause, played again by the user, still interrupts: its sound fell silent and came back")
     func foldedPauseAndPlay() async throws {

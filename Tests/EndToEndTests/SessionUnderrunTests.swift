@@ -55,9 +55,9 @@ struct SessionUnderrunTests {
         defer { process.kill(SIGKILL) }
         let player = SessionPlayer(app: app, side: .left, process: process, world: world)
         try await player.waitUntilPlaying()
-        // The stop comes once the tone is heard: at PulseAudio's defaults the null sink took
-        // its first block of the stream 1.8 s after the first write in 2 of 4 runs (the play
-        // had reported Playing long before), and a stop before then dropped nothing.
+        // The stop comes once the tone is heard: at PulseAudio's defaults the null sink may
+        // take its first block of the stream more than a second after the first write (the
+        // play reports Playing long before), and a stop before then drops nothing.
         try await sessionPoll("the tone to be heard for 0.3 s", timeout: 5) {
             let audio = try await capture.snapshot(drain: 0.1)
             let heard = audio.activeRegions(threshold: -40, minGap: 0.05, channel: SessionSide.left.channel)
@@ -73,8 +73,8 @@ struct SessionUnderrunTests {
         let heard = audio.activeRegions(threshold: -40, minGap: 0.1, channel: SessionSide.left.channel)
         #expect(heard.count == 2, "the tone, with the dropout in it: \(heard)")
         // Once: at PulseAudio's defaults (a 44.1 kHz sink with rewinds) the server sends no
-        // underflow for it (4 of 4 runs on 2026-11-29: the underflow callback saw the drain's
-        // only), and the output counts it itself from the time its next write came (see
+        // underflow for it (the underflow callback sees only the drain's), and the output
+        // counts it itself from the time its next write came (see
         // `PulseOutput.noteDropoutIfRanDry`); elsewhere the server's underflow at the same
         // index is the same dropout, not a second.
         #expect(underruns(in: process.stdout) == 1, "the dropout was not counted once: \(process.stdout)")

@@ -6,7 +6,7 @@ import TestSupport
 // AAC items decoded by FFmpeg, played by the engine into the private null sink and captured
 // from its monitor (TestSupport/Audio): what a listener hears, not what the decoder returns.
 
-@Suite("Decoding: an AAC album played into the null sink")
+@Suite("Decoding: an AAC album played into the null sink", .tags(.inProcessAudio))
 struct DecodingPlaybackTests {
     @Test func gaplessAACAlbumPlaysAsOneSweep() async throws {
         let fixtures = try await DecodingFFmpegFixtures.shared()

@@ -7,7 +7,7 @@ import TestSupport
 /// disposed voice is retired once. Named `SoundServer…` so that it runs in the serial
 /// in-process audio pass (scripts/test): it plays on the shared sound server, and it counts
 /// the process's engine threads, which another test's engines would disturb in parallel.
-@Suite("AudioEngine lifecycle: threads end with the engine", .serialized)
+@Suite("AudioEngine lifecycle: threads end with the engine", .serialized, .tags(.inProcessAudio))
 struct SoundServerEngineLifecycleTests {
     /// The process's threads named as the engine names its threads.
     static func engineThreads() -> Int {

@@ -4,7 +4,7 @@ import Testing
 /// `ExclusiveUse` is what keeps the promise of `AudioFile` and `SampleRateConverter`
 /// (`@unchecked Sendable`, used by one thread at a time): handing over is allowed, being
 /// inside at once stops the process.
-@Suite("One thread at a time")
+@Suite("One thread at a time", .tags(.inProcessAudio))
 struct ExclusiveUseTests {
     @Test("use handed from thread to thread, one at a time, passes")
     func handedOver() async {

@@ -6,7 +6,7 @@ import TestSupport
 /// Proves that the audio harness measures what it claims: first on synthetic arrays (no
 /// audio), then with reference players (`aplay` out of process, ALSA in process) playing
 /// into private PulseAudio servers while `Capture` records their monitors.
-@Suite("Harness")
+@Suite("Harness", .tags(.inProcessAudio))
 struct HarnessTests {
     /// One sample at 48 kHz.
     static let sample = 1.0 / 48000

@@ -7,7 +7,7 @@ import TestSupport
 // monitor: what a listener hears while the data arrives, and the voice's starved/refilled
 // signal (Voice+Supply.swift) when the server stalls.
 
-@Suite("Network streams played into the null sink")
+@Suite("Network streams played into the null sink", .tags(.inProcessAudio))
 struct NetworkPlaybackTests {
     @Test func aProgressiveMP3PlaysWhileItArrives() async throws {
         let fixtures = try await NetworkFixtures.shared()

@@ -44,7 +44,7 @@ enum ServerKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("AudioEngine on every sound server", .serialized)
+@Suite("AudioEngine on every sound server", .serialized, .tags(.inProcessAudio))
 struct ServerMatrixTests {
     static func engine(_ address: String) -> AudioEngine {
         var configuration = AudioEngine.Configuration()

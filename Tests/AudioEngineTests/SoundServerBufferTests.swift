@@ -8,7 +8,7 @@ import TestSupport
 /// read back as granted, seen by the server (`pactl list sink-inputs`), and the sound still
 /// whole on the shared PulseAudio server (48 kHz, no rewinds: a pause cannot be undone in
 /// the sink).
-@Suite("AudioEngine buffering as preferred", .serialized)
+@Suite("AudioEngine buffering as preferred", .serialized, .tags(.inProcessAudio))
 struct SoundServerBufferTests {
     /// One `pactl list sink-inputs` block: its header fields (`Sample Specification`,
     /// `Buffer Latency`, …) and its properties.

@@ -6,7 +6,7 @@ import TestSupport
 /// The engine's output through the sound server (libpulse), captured from the shared
 /// PulseAudio server's null sink: what the stream says about itself, which output is
 /// chosen, the clock against what the sink played, and faults (a killed stream).
-@Suite("AudioEngine through the sound server", .serialized)
+@Suite("AudioEngine through the sound server", .serialized, .tags(.inProcessAudio))
 struct SoundServerTests {
     /// `pactl list sink-inputs`, as one property list per stream.
     static func sinkInputProperties(_ server: PulseAudioServer) throws -> [[String: String]] {
@@ -259,7 +259,7 @@ struct SoundServerTests {
 
 /// The sound server restarts under a playing engine: a private server of the test's own,
 /// killed and started again on the same socket.
-@Suite("AudioEngine when the sound server restarts")
+@Suite("AudioEngine when the sound server restarts", .tags(.inProcessAudio))
 struct SoundServerRestartTests {
     @Test("the voice pauses where it was heard, the app hears of the reset, and the next play plays on the new server")
     func serverRestartsMidPlay() async throws {

@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// AudioPlayer heard for real: ALSA → PulseAudio null sink → captured from its monitor.
-@Suite("AudioPlayer, captured from a null sink")
+@Suite("AudioPlayer, captured from a null sink", .tags(.appAudio))
 struct AudioPlayerTests {
     @Test("a sine plays for its duration, at its frequency and level")
     func sine() async throws {

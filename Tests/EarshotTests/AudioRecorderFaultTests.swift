@@ -43,7 +43,7 @@ enum RecordAtTimeServer: String, Sendable, CustomStringConvertible {
 
 /// A recorder that cannot go on stops with an error naming the file (or input) and the
 /// reason, and leaves a valid file with what it recorded. Real-time (serial audio pass).
-@Suite(.serialized) struct AudioRecorderFaultTests {
+@Suite(.serialized, .tags(.inProcessAudio)) struct AudioRecorderFaultTests {
     /// Records `path` from the rig's tone until the recorder ends by itself (or 10 s).
     private func recordUntilEnd(_ rig: RecordingRig, path: String, input: AudioEngine.InputChoice? = nil, during fault: () async throws -> Void) async throws
         -> (successfully: Bool, error: RecordingError?, recorder: AudioRecorder) {

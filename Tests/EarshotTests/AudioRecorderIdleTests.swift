@@ -7,7 +7,7 @@ import TestSupport
 /// A prepared recorder does not keep the process awake: its record stream stays corked and
 /// its writer asleep until record(). Counts the context switches of the recorder's own
 /// threads (`/proc/self/task/*/status`). Real-time (serial audio pass).
-@Suite(.serialized) struct AudioRecorderIdleTests {
+@Suite(.serialized, .tags(.inProcessAudio)) struct AudioRecorderIdleTests {
     /// The process's threads: id → name.
     private func threads() -> [String: String] {
         let ids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

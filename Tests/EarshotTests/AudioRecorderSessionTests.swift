@@ -10,7 +10,7 @@ import TestSupport
 /// interruption pauses the recorder and its end with shouldResume continues the same file.
 /// Sessions on a private bus hosting the arbiter, an engine of the test's own (so the
 /// process gain of the shared one is untouched). Serial audio pass.
-@Suite(.serialized) struct AudioRecorderSessionTests {
+@Suite(.serialized, .tags(.inProcessAudio)) struct AudioRecorderSessionTests {
     @Test("recording needs an active record or playAndRecord session; record silences playback; voiceChat is role phone")
     func categories() async throws {
         let rig = try RecordingRig()

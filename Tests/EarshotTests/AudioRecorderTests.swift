@@ -7,7 +7,7 @@ import TestSupport
 /// `AudioRecorder` on real input without hardware: a private sound server's null-sink
 /// monitor as the default source, fed by `paplay` with test tones (see `RecordingRig`).
 /// Real-time: `scripts/test` runs the suite in its serial audio pass.
-@Suite(.serialized) struct AudioRecorderTests {
+@Suite(.serialized, .tags(.inProcessAudio)) struct AudioRecorderTests {
     /// A 1 kHz tone at −6 dBFS recorded for `record(forDuration:)`: the file holds the tone at
     /// its frequency and level, for the duration asked, and the meters read its level.
     /// Returns what was wrong (nothing when all holds).

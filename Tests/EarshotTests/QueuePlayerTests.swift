@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
-@Suite("QueuePlayer, captured from a null sink")
+@Suite("QueuePlayer, captured from a null sink", .tags(.appAudio))
 struct QueuePlayerTests {
     func sine(_ frequency: Double, _ duration: Double) throws -> URL {
         URL(fileURLWithPath: try TestSignals.sine(frequency: frequency, duration: duration))
@@ -437,7 +437,7 @@ struct QueuePlayerTests {
     }
 }
 
-@Suite("SystemSound, captured from a null sink")
+@Suite("SystemSound, captured from a null sink", .tags(.appAudio))
 struct SystemSoundTests {
     @Test("a theme sound by name plays at once and calls its completion")
     func bell() async throws {

@@ -11,7 +11,7 @@ import TestSupport
 /// An `AudioSession` against a real arbiter on a private bus, for the points of issue 11
 /// ("the iOS model to the letter") that cross the bus: options and modes on the wire,
 /// deactivating while busy, and the silence timeout told to the session.
-@Suite("AudioSession as iOS describes it, across the bus", .serialized)
+@Suite("AudioSession as iOS describes it, across the bus", .serialized, .tags(.inProcessAudio))
 struct SessionModelTests {
     /// A session on `f`'s bus whose engine has no device (it never sounds here).
     static func silentSession(_ f: ArbiterFixture, _ app: String) -> AudioSession {

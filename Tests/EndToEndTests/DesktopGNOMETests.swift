@@ -7,7 +7,7 @@ import TestSupport
 /// world's bus, real key presses (Mutter's RemoteDesktop). gsd-media-keys 43 sends the Play
 /// key to a player of its own choosing, by its own rule (the current one while it is
 /// Playing); the arbiter takes the keys from it and sends each to the last sounder.
-@Suite("GNOME: the media keys go to the last sounder, the widget shows it", .serialized)
+@Suite("GNOME: the media keys go to the last sounder, the widget shows it", .serialized, .tags(.desktop))
 struct DesktopGNOMETests {
     static let catcher = "org.mpris.MediaPlayer2.EarshotMediaKeys"
 

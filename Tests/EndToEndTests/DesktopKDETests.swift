@@ -14,7 +14,7 @@ import TestSupport
 /// owner change of an MPRIS name empties it for an instant when that name is the only
 /// player; the keys then stay dead until plasmashell restarts. These tests press a key
 /// after each step, after the handovers that used to kill them (docs/mpris-presence.md).
-@Suite("the desktop: KDE Plasma's media keys", .enabled(if: KDEDesktop.available, "needs Xvfb, kglobalaccel5, plasmawindowed, xdotool"))
+@Suite("the desktop: KDE Plasma's media keys", .enabled(if: KDEDesktop.available, "needs Xvfb, kglobalaccel5, plasmawindowed, xdotool"), .tags(.desktop))
 struct DesktopKDETests {
     /// Two `earshot play` processes of the app "earshot", A then B, both playing: A holds
     /// the entry, B sounded last.

@@ -6,7 +6,7 @@ import TestSupport
 // Tags and cover art from the files `earshot play` plays to the desktop: a real player in a
 // private bus and sound server, read with playerctl, gdbus and a D-Bus client.
 
-@Suite("Session: tags and cover art reach MPRIS", .serialized, .timeLimit(.minutes(2)))
+@Suite("Session: tags and cover art reach MPRIS", .serialized, .timeLimit(.minutes(2)), .tags(.sessions))
 struct SessionMetadataArtTests {
     /// An MP3 with ID3v2 tags and an APIC picture, then an .m4a with MP4 atoms and a `covr`
     /// picture, both made by ffmpeg with the same PNG: every tag arrives with its exact

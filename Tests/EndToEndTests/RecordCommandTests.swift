@@ -5,7 +5,7 @@ import TestSupport
 /// `earshot record` against a private sound server (the one `EARSHOT_TEST_SERVER` names:
 /// ``TestSoundServerKind``) whose null-sink monitor is the default source, fed by paplay; on
 /// a private bus, so it joins an audio session.
-@Suite(.serialized) struct RecordCommandTests {
+@Suite(.serialized, .tags(.sessions)) struct RecordCommandTests {
     @Test("earshot record --duration writes the tone and prints duration, format and peak")
     func recordsForDuration() async throws {
         let kind = TestSoundServerKind.selected

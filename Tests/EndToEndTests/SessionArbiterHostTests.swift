@@ -5,7 +5,7 @@ import TestSupport
 
 /// Who hosts the arbiter: the embedded host killed (the next process takes over and
 /// everyone registers again), and `earshot daemon` taking the name over.
-@Suite("audio sessions across processes: the arbiter's host")
+@Suite("audio sessions across processes: the arbiter's host", .tags(.sessions))
 struct SessionArbiterHostTests {
     /// Kills `host` and checks what the survivor must do: keep sounding without a gap,
     /// register again with the new host (itself), and be left neither interrupted nor ducked.

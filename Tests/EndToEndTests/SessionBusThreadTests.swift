@@ -5,7 +5,7 @@ import TestSupport
 
 /// The bus thread never waits on disk or device: a process that hosts the embedded
 /// arbiter keeps answering other sessions while MPRIS calls make it open files.
-@Suite("audio sessions across processes: the bus thread of the arbiter's host")
+@Suite("audio sessions across processes: the bus thread of the arbiter's host", .tags(.arbiterLatency))
 struct SessionBusThreadTests {
     /// How many `Next` calls the burst holds.
     static let burst = 50

@@ -7,7 +7,7 @@ import TestSupport
 /// error, one leaves the bus when told to pause, one floods `PropertiesChanged` at 1,000 a
 /// second. The arbiter waits on none of them: mpv beside them is paused and resumed as
 /// usual, sessions are interrupted as usual, and the arbiter answers at once throughout.
-@Suite("Other apps: hostile MPRIS players")
+@Suite("Other apps: hostile MPRIS players", .tags(.sessions))
 struct SessionHostilePlayerTests {
     /// The arbiter's `Target` round trip, in seconds: how long it takes to answer.
     static func arbiterRoundTrip(_ world: SessionWorld) async throws -> Double {

@@ -8,7 +8,7 @@ import TestSupport
 /// process, and a burst of sessions that appear and vanish. Each test runs real
 /// `earshot play` processes on a private bus and PulseAudio server. (Named `Session…` so
 /// that `scripts/test` runs it in the pass of the multi-process audio-session suites.)
-@Suite("audio sessions across processes: hostile clients")
+@Suite("audio sessions across processes: hostile clients", .tags(.sessions))
 struct SessionHostileTests {
     /// Sends one of the arbiter's signals to `destination` from the test's client, which
     /// does not own `org.earshot.AudioSession`.

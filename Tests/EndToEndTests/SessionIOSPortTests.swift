@@ -5,7 +5,7 @@ import TestSupport
 /// iOS audio code ported by its import block alone (`Ports/main.swift`, the seeds' listings
 /// over EarshotCompat), run as an app runs it: its own process, on a private bus and sound
 /// server, beside other processes. What iOS would do is what is asserted (issue 34, item 3).
-@Suite("audio sessions across processes: iOS code ported by its import block")
+@Suite("audio sessions across processes: iOS code ported by its import block", .tags(.sessions))
 struct SessionIOSPortTests {
     /// The MPRIS name a port's process gets: its process name, as the bus allows it.
     static let mprisName = "earshot_ios_ports"

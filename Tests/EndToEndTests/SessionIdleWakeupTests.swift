@@ -16,7 +16,7 @@ import TestSupport
 ///
 /// Its three tests run side by side, by themselves after the session suites (one plays audio,
 /// and a quiet machine keeps the counts honest).
-@Suite("quiet when idle: wakeups of idle Earshot processes")
+@Suite("quiet when idle: wakeups of idle Earshot processes", .tags(.idleWakeups))
 struct SessionIdleWakeupTests {
     /// The measuring window, seconds.
     static let window = 6.0

@@ -7,7 +7,7 @@ import TestSupport
 /// (`earshot play --implicit-session`) has one anyway, soloAmbient, activated by its first
 /// play; another process's playback session interrupts it, and its player hears the
 /// interruption begin and end, falls silent and resumes.
-@Suite("audio sessions across processes: the implicit session")
+@Suite("audio sessions across processes: the implicit session", .tags(.sessions))
 struct SessionImplicitTests {
     @Test("an app that never calls its session joins it by itself, soloAmbient; earshot play interrupts it and it resumes")
     func implicitSessionIsInterruptedAndResumes() async throws {

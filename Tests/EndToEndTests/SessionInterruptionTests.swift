@@ -5,7 +5,7 @@ import TestSupport
 
 /// Interruptions and ducking between two `earshot play` processes, heard in the sink:
 /// the process on the left channel is measured independently of the one on the right.
-@Suite("audio sessions across processes: interruptions and ducking")
+@Suite("audio sessions across processes: interruptions and ducking", .tags(.sessions))
 struct SessionInterruptionTests {
     @Test("a second playback process interrupts the first, which falls silent and resumes when the second's queue ends")
     func interruptAndResume() async throws {

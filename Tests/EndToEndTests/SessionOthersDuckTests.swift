@@ -6,7 +6,7 @@ import TestSupport
 /// Ducking other apps, with real processes: paplay streams as the other apps, `earshot play
 /// --duck` as the ducking session, `earshot daemon` (or `earshot play` itself) hosting the
 /// arbiter, and the sink inputs' volumes read back with `pactl list sink-inputs`.
-@Suite("Other apps ducked: paplay's sink-input volume under earshot play --duck")
+@Suite("Other apps ducked: paplay's sink-input volume under earshot play --duck", .tags(.sessions))
 struct SessionOthersDuckTests {
     /// The volume a paplay stream starts with: not 100 %, so that "restored exactly" means
     /// something.
@@ -221,7 +221,7 @@ struct SessionOthersDuckTests {
 
 /// Players paused by an arbiter whose host is killed: the state file lets the next
 /// arbiter play them again.
-@Suite("Other apps paused by a killed arbiter host: the next arbiter resumes them")
+@Suite("Other apps paused by a killed arbiter host: the next arbiter resumes them", .tags(.sessions))
 struct SessionOthersStateFileTests {
     @Test("SIGKILL of earshot play hosting the arbiter after it paused mpv: the next arbiter (earshot daemon) plays mpv again")
     func hostKilledNextArbiterResumes() async throws {
@@ -260,7 +260,7 @@ struct SessionOthersStateFileTests {
 
 /// Ducking other apps on PipeWire: pipewire-pulse's sink inputs take the volumes as
 /// PulseAudio's do.
-@Suite("Other apps ducked on PipeWire: paplay's sink-input volume under earshot play --duck")
+@Suite("Other apps ducked on PipeWire: paplay's sink-input volume under earshot play --duck", .tags(.ownPipeWire))
 struct SessionOthersDuckPipeWireTests {
     @Test("earshot play --duck lowers a paplay stream by the ducking amount and restores it exactly, also after SIGKILL")
     func duckAndRestore() async throws {

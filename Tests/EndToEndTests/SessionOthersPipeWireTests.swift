@@ -6,7 +6,7 @@ import TestSupport
 /// The other apps' rules on PipeWire (pipewire, wireplumber, pipewire-pulse, headless):
 /// the arbiter's libpulse connection follows pipewire-pulse's streams as it does
 /// PulseAudio's.
-@Suite("Other apps on PipeWire: mpv and paplay under the session rules")
+@Suite("Other apps on PipeWire: mpv and paplay under the session rules", .tags(.ownPipeWire))
 struct SessionOthersPipeWireTests {
     /// PipeWire with its private bus, `earshot daemon` on that bus, and a client connection.
     final class World: Sendable {

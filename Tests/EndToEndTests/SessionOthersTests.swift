@@ -6,7 +6,7 @@ import TestSupport
 /// Other apps under the session rules, with real processes: mpv (mpv-mpris) as the other
 /// app's player, paplay streams as other apps' sound, `earshot play` as the session, and
 /// `earshot daemon` hosting the arbiter.
-@Suite("Other apps: mpv and paplay under the session rules")
+@Suite("Other apps: mpv and paplay under the session rules", .tags(.sessions))
 struct SessionOthersTests {
     static func milliseconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15

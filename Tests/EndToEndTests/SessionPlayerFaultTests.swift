@@ -8,7 +8,7 @@ import TestSupport
 /// bus mid-play. (Named `Session…` so that `scripts/test` runs them in its pass for
 /// multi-process real-time tests: under the parallel pass's load a player's start-up
 /// alone can take seconds.)
-@Suite("faults: earshot play over the bus")
+@Suite("faults: earshot play over the bus", .tags(.sessions))
 struct SessionPlayerFaultTests {
     static let trackList = "org.mpris.MediaPlayer2.TrackList"
 

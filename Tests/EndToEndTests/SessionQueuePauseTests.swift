@@ -14,7 +14,7 @@ import TestSupport
 /// player's Position before the call against the sound heard, the other measure, is printed
 /// with EARSHOT_SESSION_TESTS_VERBOSE but not asserted: at PulseAudio's defaults the capture
 /// now and then misses the first half second of the sound, which makes it meaningless.
-@Suite("Session: a queue's pause and stop are heard at once", .serialized, .timeLimit(.minutes(2)))
+@Suite("Session: a queue's pause and stop are heard at once", .serialized, .timeLimit(.minutes(2)), .tags(.sessions))
 struct SessionQueuePauseTests {
     static let bound = 0.03
 

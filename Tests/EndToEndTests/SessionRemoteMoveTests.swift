@@ -8,7 +8,7 @@ import TestSupport
 /// the player on the item it played, where it was, and the call answers with a named
 /// error; `earshot play` never exits because of such an item. And MPRIS `Stop` is MPRIS's:
 /// Stopped, at 0, and `Play` starts the item again from its start.
-@Suite("Session: remote moves and Stop against earshot play", .serialized, .timeLimit(.minutes(2)))
+@Suite("Session: remote moves and Stop against earshot play", .serialized, .timeLimit(.minutes(2)), .tags(.sessions))
 struct SessionRemoteMoveTests {
     /// A port on loopback where nothing listens: connecting is refused at once.
     static let unreachable = "http://127.0.0.1:9/x.mp3"

@@ -9,7 +9,7 @@ import TestSupport
 /// `override`, and the sink in use going away is `oldDeviceUnavailable`. `earshot play` is a
 /// `QueuePlayer`, which pauses on `oldDeviceUnavailable` only, as `AVPlayer` does (an
 /// `AudioPlayer` plays on: `AudioPlayerRouteTests`).
-@Suite("audio sessions across processes: routes")
+@Suite("audio sessions across processes: routes", .tags(.sessions))
 struct SessionRouteTests {
     @Test("a new sink made the default: newDeviceAvailable, playing on; that sink removed: oldDeviceUnavailable, paused")
     func newDeviceThenRemoved() async throws {

@@ -14,7 +14,7 @@ import TestSupport
 /// (unoptimized Swift) mixes 384,000 frames a second slower than real time (a 2 s file was
 /// heard 4.5 s late on a long buffer, and over 3.2 s on a short one), where the release
 /// build is heard within 50 ms and for 2.00 s.
-@Suite("Session: earshot play at every sample rate and channel count", .serialized, .timeLimit(.minutes(4)))
+@Suite("Session: earshot play at every sample rate and channel count", .serialized, .timeLimit(.minutes(4)), .tags(.sampleRates))
 struct SessionSampleRateTests {
     static let rates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000,
                         176400, 192000, 352800, 384000, 705600, 768000]

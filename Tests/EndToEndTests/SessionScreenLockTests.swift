@@ -6,7 +6,7 @@ import TestSupport
 /// The screen lock silences `ambient` (and `soloAmbient`) sessions and lets `playback`
 /// play on; the arbiter follows `ActiveChanged(b)` of the freedesktop or GNOME screen
 /// saver, from the owner of its name.
-@Suite("audio sessions across processes: the screen lock")
+@Suite("audio sessions across processes: the screen lock", .tags(.sessions))
 struct SessionScreenLockTests {
     @Test("locking silences the ambient process and not the playback one; unlocking resumes it", arguments: [
         "org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver",

@@ -7,7 +7,7 @@ import TestSupport
 // whose ICY titles reach MPRIS (read with `playerctl metadata --follow` and D-Bus), OpenUri
 // of an http URL, and OpenUri still refusing what it should.
 
-@Suite("Session: streams over HTTP reach MPRIS", .serialized, .timeLimit(.minutes(2)))
+@Suite("Session: streams over HTTP reach MPRIS", .serialized, .timeLimit(.minutes(2)), .tags(.sessions))
 struct SessionStreamTests {
     @Test func radioTitlesFollowTheICYMetadata() async throws {
         let directory = NSTemporaryDirectory() + "earshot-stream-\(getpid())-\(UUID().uuidString.prefix(8))"

@@ -6,7 +6,7 @@ import TestSupport
 /// “Last sound wins”: the app's last-sound-wins name (`org.earshot.MPRISTarget.<app>`)
 /// follows the process that last produced sound, the app's MPRIS entry relays to it without
 /// moving, and `earshot remote` reaches the arbiter's target.
-@Suite("audio sessions across processes: the remote-control target")
+@Suite("audio sessions across processes: the remote-control target", .tags(.sessions))
 struct SessionTargetTests {
     @Test("two processes of one app: the last to sound owns the MPRIS name and gets the commands; killed, the name and the sound return to the other")
     func lastSoundWins() async throws {

@@ -7,7 +7,7 @@ import TestSupport
 /// counts dropouts, and only those: a flush (a pause, a skip) empties the server's buffer on
 /// purpose, and the server reports that as an underflow too, often after the next write began.
 /// `scripts/demo` (pause, play, next) ended with "1 underruns" in about half the runs that way.
-@Suite("Session: earshot play's underruns are dropouts, not flushes", .serialized, .timeLimit(.minutes(2)))
+@Suite("Session: earshot play's underruns are dropouts, not flushes", .serialized, .timeLimit(.minutes(2)), .tags(.sessions))
 struct SessionUnderrunTests {
     private func call(_ world: SessionWorld, _ app: String, _ method: String) async throws {
         _ = try await world.client.call(destination: "org.mpris.MediaPlayer2." + app, path: "/org/mpris/MediaPlayer2",

@@ -6,7 +6,7 @@ import TestSupport
 /// `earshot play` through the sound server, as a desktop sees it: the stream's properties
 /// in `pactl list sink-inputs`, MPRIS Position against what the sink played, and the server
 /// restarting under it.
-@Suite("earshot play through the sound server")
+@Suite("earshot play through the sound server", .tags(.sessions))
 struct SoundServerPlayTests {
     static func position(_ player: SessionPlayer, _ world: SessionWorld) async throws -> (position: Double, at: ContinuousClock.Instant) {
         let sent = ContinuousClock.now

@@ -266,12 +266,8 @@ public final class QueuePlayer: Sendable {
                     s.artwork[item.id] = path
                     return s.index.map { s.items[$0].id == item.id } ?? false
                 }
-                if isCurrent {
-                    self.publish()
-                    unpublished = false
-                } else {
-                    unpublished = true
-                }
+                if isCurrent { self.publish() }
+                unpublished = !isCurrent
             }
             if unpublished { self?.publish() }
         }
@@ -323,7 +319,7 @@ public final class QueuePlayer: Sendable {
             if let descriptor { close(descriptor) }
             throw error
         }
-        let inserted = try state.withLock { s throws(FullError) in
+        let inserted = try change { s throws(FullError) in
             guard s.items.count < QueuePlayer.maximumItemCount else {
                 if let descriptor { close(descriptor) }
                 throw FullError(url: url)
@@ -345,7 +341,6 @@ public final class QueuePlayer: Sendable {
         }
         stopStarted(inserted.dropped)
         prepareNext()
-        publish()
         resolveArtwork(for: [inserted.item])
         return inserted.item
     }
@@ -390,14 +385,13 @@ public final class QueuePlayer: Sendable {
             if s.pending != nil { (s.pending, s.moves) = (nil, s.moves &+ 1) }
         }
         stop()
-        state.withLock { s in
+        change { s in
             s.items.removeAll()
             s.artwork.removeAll()
             s.releaseDescriptors()
             s.index = nil
             s.dropAhead()
         }
-        publish()
     }
 
     // MARK: Transport
@@ -644,7 +638,7 @@ public final class QueuePlayer: Sendable {
     public var shuffleMode: ShuffleMode {
         get { state.withLock { $0.shuffleMode } }
         set {
-            let started = state.withLock { s -> [AudioPlayer] in
+            let started = change { s -> [AudioPlayer] in
                 s.shuffleMode = newValue
                 guard newValue == .items, let index = s.index else { return [] }
                 // Shuffle what comes after the current item.
@@ -655,7 +649,6 @@ public final class QueuePlayer: Sendable {
             }
             stopStarted(started)
             prepareNext()
-            publish()
         }
     }
 
@@ -923,11 +916,10 @@ public final class QueuePlayer: Sendable {
             guard action != .advance else {
                 return self.offTheEventThreadIfStreaming { if !self.advanceToNextItem() { self.load { _ in .ranOut } } }
             }
-            self.state.withLock { s in
+            self.change { s in
                 s.atItemEnd = true
                 if action == .pause { s.wantsToPlay = false }
             }
-            self.publish()
         }
         player.delegate = handler
         finishHandlers.withLock { $0[ObjectIdentifier(player)] = handler }
@@ -945,7 +937,6 @@ public final class QueuePlayer: Sendable {
     /// (``isPlaying``, ``play()``, ``stop()``, setting ``currentTime``) opens it first.
     public func connect(to nowPlaying: NowPlayingInfoCenter, commands: RemoteCommandCenter) {
         let follower = engine.followTitle(of: nowPlaying)
-        state.withLock { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
         // A remote Stop is MPRIS's: back to the item's start, Stopped (see `stopAtStart`).
         commands.addTransportTargets(for: self, stop: { $0.stopAtStart() })
         // Remote `Next` and `Previous` move at once and open the item lazily: a burst of them
@@ -987,7 +978,7 @@ public final class QueuePlayer: Sendable {
             self?.volume = Float(min(1, event.volume))
             return .success
         }
-        publish()
+        change { s in (s.nowPlaying, s.titleFollower) = (nowPlaying, follower) }
     }
 
     /// The current item's player changed (a play, pause, seek, rate, its start heard, each
@@ -1019,6 +1010,17 @@ public final class QueuePlayer: Sendable {
     /// `trackListChanged()`), until the token is cancelled or released.
     public func observeChanges(_ handler: @escaping @Sendable () -> Void) -> ObservationToken {
         changeObservers.add { _ in handler() }
+    }
+
+    /// Changes the queue's state and publishes it, the queue's "state changed" event (as an
+    /// ``AudioPlayer``'s), for a change complete when the lock is let go. A move, a play, a
+    /// pause and the removal of the current item publish once their item is open or their
+    /// player's own event comes (``playerChanged(_:of:)``).
+    @discardableResult
+    func change<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+        let result = try state.withLock { s throws(E) -> T in try body(&s) }
+        publish()
+        return result
     }
 
     /// Writes the queue's state into the now-playing center.

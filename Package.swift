@@ -62,7 +62,8 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus", "Platform"]),
         // The rules of the iOS audio-session model, pure: no I/O, no bus.
         .target(name: "SessionPolicy"),
-        // The now-playing store, the remote commands, and their MPRIS export.
+        // The now-playing store, the remote commands, and their MPRIS export; and the client
+        // of other apps' MPRIS players (the arbiter's and `earshot remote`'s).
         .target(name: "MPRIS", dependencies: ["DBus", "Platform"]),
         // Decoding (libsndfile, FFmpeg), resampling, time-stretching, mixing, and output through libpulse or ALSA. Knows nothing of the bus.
         .target(name: "AudioEngine", dependencies: ["CALSA", "CPulse", "PulseSupport", "CSndFile", "CSpeexDSP", "CRubberBand", "CFFmpeg", "CFFmpegLoader", "CLibraryLoader", "Platform"]),
@@ -74,7 +75,7 @@ let package = Package(
         .target(name: "OtherApps", dependencies: ["CPulse", "PulseSupport", "Platform"]),
         // org.earshot.AudioSession: SessionPolicy applied across processes over the bus; it
         // decides whom OtherApps ducks.
-        .target(name: "Arbiter", dependencies: ["DBus", "SessionPolicy", "OtherApps", "Platform"]),
+        .target(name: "Arbiter", dependencies: ["DBus", "MPRIS", "SessionPolicy", "OtherApps", "Platform"]),
         // The public umbrella.
         .target(name: "Earshot", dependencies: ["MPRIS", "DBus", "AudioEngine", "Arbiter", "SessionPolicy", "AudioRoutes", "Platform"]),
         // AVFoundation's and MediaPlayer's names over the umbrella (see the product above).

@@ -1,4 +1,5 @@
 import DBus
+import MPRIS
 import SessionPolicy
 
 /// The desktop's media keys (GNOME): while gsd-media-keys runs (the owner of
@@ -77,7 +78,7 @@ extension Arbiter {
 
     private func publishKeyCatcher() {
         guard state.withLock({ $0.keyCatcher == nil && !$0.volumesStopped }) else { return }
-        guard let object = try? connection.export([keyCatcherRootInterface(), keyCatcherPlayerInterface()], at: Arbiter.mprisPath) else { return }
+        guard let object = try? connection.export([keyCatcherRootInterface(), keyCatcherPlayerInterface()], at: MPRISPlayer.objectPath) else { return }
         state.withLock {
             $0.keyCatcher = object
             $0.keyCatcherSettled = false
@@ -132,7 +133,7 @@ extension Arbiter {
             if appeared { s.keyChoice.appeared(catcher, currentPlaying: s.keyChoiceCurrentPlaying) }
             let announce = retry || (s.keyChoice.current != catcher && !s.keyChoiceCurrentPlaying)
             if announce {
-                try? object.emitPropertiesChanged(interface: Arbiter.mprisPlayerInterface, changed: ["PlaybackStatus": .string("Playing")])
+                try? object.emitPropertiesChanged(interface: MPRISPlayer.playerInterface, changed: ["PlaybackStatus": .string("Playing")])
                 s.keyChoice.signalled(catcher, playing: true, currentPlaying: s.keyChoiceCurrentPlaying)
             }
             let before = s.desktopKeys
@@ -152,18 +153,15 @@ extension Arbiter {
     /// Sends a key to the target without waiting for it; gsd has its answer at once. With no
     /// target yet (nothing sounded since the arbiter started), to a playing player, else to
     /// any: where gsd itself would have sent it.
-    private func forwardKey(_ method: String, _ arguments: [DBusValue] = []) {
+    private func forwardKey(_ command: MPRISTransportCommand) {
         let me = connection.uniqueName
         let fallback = state.withLock { s in
             let others = s.players.filter { $0.key != me }
             return (others.filter { $0.value.status == .playing }.keys.min() ?? others.keys.min())
         }
         guard let target = policy.target?.busName ?? fallback, !target.isEmpty else { return }
-        let connection = self.connection
-        Task {
-            _ = try? await connection.call(destination: target, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
-                                           method: method, arguments, timeout: Arbiter.foreignCallTimeout)
-        }
+        let players = otherPlayers
+        Task { try? await players.send(command, to: target) }
     }
 
     private func keyCatcherRootInterface() -> DBusInterface {
@@ -184,7 +182,8 @@ extension Arbiter {
     private func keyCatcherPlayerInterface() -> DBusInterface {
         func key(_ name: String, _ inputs: [DBusArgument] = []) -> DBusMethod {
             DBusMethod(name, inputs: inputs) { [weak self] call in
-                self?.forwardKey(name, call.arguments)
+                // The bus layer checked the inputs against the declaration: a command.
+                if let command = MPRISTransportCommand(method: name, arguments: call.arguments) { self?.forwardKey(command) }
                 return []
             }
         }
@@ -192,7 +191,7 @@ extension Arbiter {
             DBusProperty(name, type) { value }
         }
         return DBusInterface(
-            Arbiter.mprisPlayerInterface,
+            MPRISPlayer.playerInterface,
             methods: [
                 key("PlayPause"), key("Play"), key("Pause"), key("Stop"), key("Next"), key("Previous"),
                 key("Seek", [.init("Offset", .int64)]),

@@ -1,4 +1,5 @@
 import DBus
+import MPRIS
 import OtherApps
 import SessionPolicy
 
@@ -172,7 +173,7 @@ extension Arbiter {
             let sound = policy.foreignSounds[pid]
             var row = ArbiterOtherSummary()
             row.player = player
-            row.app = observed[player]?.names.min().map { String($0.dropFirst(Arbiter.mprisPrefix.count)) } ?? ""
+            row.app = observed[player]?.names.min().map { String($0.dropFirst(MPRISPlayerManager.namePrefix.count)) } ?? ""
             row.pid = pid
             row.status = status
             row.sounding = sound?.isSounding ?? false

@@ -1,4 +1,5 @@
 import DBus
+import MPRIS
 import OtherApps
 import Platform
 import SessionPolicy
@@ -50,17 +51,14 @@ struct ObservedPlayer: Sendable {
 /// players as asynchronous MPRIS calls with a timeout. Nothing here waits on another
 /// process on the bus thread: a player that never answers only delays its own entry.
 extension Arbiter {
-    static let mprisPrefix = "org.mpris.MediaPlayer2."
-    static let mprisPath: ObjectPath = "/org/mpris/MediaPlayer2"
-    static let mprisPlayerInterface = "org.mpris.MediaPlayer2.Player"
+    /// The client of the other apps' players, whose calls wait ``foreignCallTimeout``.
+    var otherPlayers: MPRISPlayerManager { MPRISPlayerManager(connection: connection, timeout: Arbiter.foreignCallTimeout) }
 
     /// Subscribes to the players' `PropertiesChanged`, lists the players already on the bus,
     /// and starts following the sound server (unless configured not to).
     func startFollowingOthers() -> [SignalSubscription] {
-        let rule = MatchRule(interface: StandardInterface.properties, member: "PropertiesChanged",
-                             path: Arbiter.mprisPath, arg0: Arbiter.mprisPlayerInterface)
-        let subscription = connection.subscribeNow(rule) { [weak self] message in
-            self?.playerPropertiesChanged(message)
+        let subscription = otherPlayers.followProperties { [weak self] sender, changed in
+            self?.playerPropertiesChanged(sender, changed)
         }
         listEarshotPeers()
         listPlayers()
@@ -121,12 +119,10 @@ extension Arbiter {
 
     /// The players on the bus when the arbiter starts.
     private func listPlayers() {
-        let connection = self.connection
+        let (connection, players) = (self.connection, otherPlayers)
         Task { [weak self] in
-            guard let names = try? await connection.call(
-                destination: StandardInterface.bus, path: "/org/freedesktop/DBus", interface: StandardInterface.bus,
-                method: "ListNames", [], timeout: Arbiter.foreignCallTimeout).first?.stringArray else { return }
-            for name in names where name.hasPrefix(Arbiter.mprisPrefix) {
+            guard let names = try? await players.playerNames() else { return }
+            for name in names {
                 guard let owner = try? await connection.nameOwner(name) else { continue }
                 _ = connection.schedule(after: .zero) { [weak self] in
                     self?.mprisNameChanged(name, from: nil, to: owner)
@@ -142,7 +138,7 @@ extension Arbiter {
     func mprisNameChanged(_ name: String, from oldOwner: String?, to newOwner: String?) {
         // The arbiter's own player for the desktop's keys (this one's or a previous one's)
         // is no app's.
-        guard name.hasPrefix(Arbiter.mprisPrefix), name != Arbiter.keyCatcherName else { return }
+        guard MPRISPlayerManager.isPlayerName(name), name != Arbiter.keyCatcherName else { return }
         let introspect = state.withLock { s -> String? in
             if oldOwner == nil, newOwner != nil {
                 s.keyChoice.appeared(name, currentPlaying: s.keyChoiceCurrentPlaying)
@@ -168,25 +164,23 @@ extension Arbiter {
 
     /// Asks the bus for the player's process and the player for its state, without waiting.
     private func introspectPlayer(_ owner: String) {
-        let connection = self.connection
+        let (connection, players) = (self.connection, otherPlayers)
         Task { [weak self] in
             let pid = try? await connection.processID(of: owner, timeout: Arbiter.foreignCallTimeout)
             // The answer is the player's status as of this moment or later; a change after
             // it would come as PropertiesChanged before the answer.
             guard let seenAt = self?.state.withLock({ $0.policy.activations }) else { return }
-            let all = try? await connection.call(
-                destination: owner, path: Arbiter.mprisPath, interface: StandardInterface.properties,
-                method: "GetAll", [.string(Arbiter.mprisPlayerInterface)], timeout: Arbiter.foreignCallTimeout
-            ).first?.stringKeyedDictionary
+            let all = try? await players.properties(of: owner)
             _ = connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
                 let known = self.state.withLock { s -> Bool in
                     guard var player = s.players[owner] else { return false }
                     player.pid = pid ?? -1
                     // A PropertiesChanged that came meanwhile is newer than this answer.
-                    if player.status == nil, let status = Arbiter.status(all?["PlaybackStatus"]) { player.observe(status, seenAt: seenAt) }
-                    if let canPause = all?["CanPause"]?.unwrapped.bool { player.canPause = canPause }
-                    if player.signalledStatus == nil { player.signalledStatus = Arbiter.status(all?["PlaybackStatus"]) }
+                    let status = ForeignPlaybackStatus(all?.playbackStatus)
+                    if player.status == nil, let status { player.observe(status, seenAt: seenAt) }
+                    if let canPause = all?.canPause { player.canPause = canPause }
+                    if player.signalledStatus == nil { player.signalledStatus = status }
                     s.players[owner] = player
                     return true
                 }
@@ -198,19 +192,12 @@ extension Arbiter {
         }
     }
 
-    private static func status(_ value: DBusValue?) -> ForeignPlaybackStatus? {
-        value?.unwrapped.string.flatMap(ForeignPlaybackStatus.init(rawValue:))
-    }
-
     /// A player's `PropertiesChanged` (bus thread). Only a player the arbiter follows counts,
     /// and only a change of `PlaybackStatus` or `CanPause` reaches the policy: a flood of
     /// metadata costs a dictionary lookup each.
-    private func playerPropertiesChanged(_ message: DBusMessage) {
-        guard let sender = message.sender, let args = try? message.arguments(), args.count >= 2,
-              args[0].string == Arbiter.mprisPlayerInterface, let changed = args[1].stringKeyedDictionary else { return }
-        let status = Arbiter.status(changed["PlaybackStatus"])
-        let canPause = changed["CanPause"]?.unwrapped.bool
-        guard status != nil || canPause != nil else { return }
+    private func playerPropertiesChanged(_ sender: String, _ changed: MPRISPlayerProperties) {
+        let status = ForeignPlaybackStatus(changed.playbackStatus)
+        let canPause = changed.canPause
         let differs = state.withLock { s -> Bool in
             guard var player = s.players[sender] else { return false }
             let before = (player.status, player.canPause)
@@ -329,13 +316,12 @@ extension Arbiter {
     /// A player may fold a quick pause and play into one `PropertiesChanged`, or none; so
     /// once it answered, the arbiter reads its `PlaybackStatus` again (unless a signal from
     /// it came meanwhile, which is newer) so as not to miss the status it asked for.
-    func command(foreign player: String, _ method: String) {
-        let connection = self.connection
+    func command(foreign player: String, _ command: MPRISTransportCommand) {
+        let (connection, players) = (self.connection, otherPlayers)
         Task { [weak self] in
-            guard (try? await connection.call(destination: player, path: Arbiter.mprisPath, interface: Arbiter.mprisPlayerInterface,
-                                              method: method, [], timeout: Arbiter.foreignCallTimeout)) != nil else { return }
+            guard (try? await players.send(command, to: player)) != nil else { return }
             let (before, seenAt) = self?.state.withLock { ($0.players[player]?.signals, $0.policy.activations) } ?? (nil, 0)
-            guard let before, let status = await Arbiter.playbackStatus(of: player, on: connection) else { return }
+            guard let before, let status = await Arbiter.playbackStatus(of: player, on: players) else { return }
             _ = connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
                 let changed = self.state.withLock { s -> Bool in
@@ -366,9 +352,9 @@ extension Arbiter {
     /// read is not read again; the read's answer, or the player's next signal, covers it.
     func readStatus(foreign player: String) {
         guard state.withLock({ $0.statusReads.insert(player).inserted }) else { return }
-        let connection = self.connection
+        let (connection, players) = (self.connection, otherPlayers)
         Task { [weak self] in
-            let status = await Arbiter.playbackStatus(of: player, on: connection)
+            let status = await Arbiter.playbackStatus(of: player, on: players)
             _ = connection.schedule(after: .zero) { [weak self] in
                 guard let self else { return }
                 let folded = self.state.withLock { s -> Bool in
@@ -389,11 +375,8 @@ extension Arbiter {
 
     /// A player's `PlaybackStatus`, read with `Get`; nil when it does not answer in
     /// ``foreignCallTimeout`` or answers something that is not a status.
-    static func playbackStatus(of player: String, on connection: DBusConnection) async -> ForeignPlaybackStatus? {
-        let value = try? await connection.call(
-            destination: player, path: Arbiter.mprisPath, interface: StandardInterface.properties, method: "Get",
-            [.string(Arbiter.mprisPlayerInterface), .string("PlaybackStatus")], timeout: Arbiter.foreignCallTimeout).first
-        return status(value)
+    static func playbackStatus(of player: String, on players: MPRISPlayerManager) async -> ForeignPlaybackStatus? {
+        ForeignPlaybackStatus(try? await players.playbackStatus(of: player))
     }
 }
 
@@ -407,5 +390,13 @@ extension Arbiter.State {
         return earshotPeers.allSatisfy { name, pid in
             name == me || policy[SessionID(name)] != nil || registered.contains(pid)
         }
+    }
+}
+
+extension ForeignPlaybackStatus {
+    /// The policy's name for a status another app's player said.
+    init?(_ status: MPRISPlaybackStatus?) {
+        guard let status else { return nil }
+        self.init(rawValue: status.rawValue)
     }
 }

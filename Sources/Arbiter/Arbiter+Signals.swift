@@ -22,9 +22,9 @@ extension Arbiter {
             case let .secondaryAudioShouldBeSilenced(id, silenced):
                 try? object.emit(.secondaryAudioShouldBeSilencedChanged(silenced), to: id)
             case let .pauseForeign(player, stop):
-                command(foreign: player, stop ? "Stop" : "Pause")
+                command(foreign: player, stop ? .stop : .pause)
             case let .resumeForeign(player):
-                command(foreign: player, "Play")
+                command(foreign: player, .play)
             case let .readForeignStatus(player):
                 readStatus(foreign: player)
             case .remoteTargetChanged, .targetChanged, .rejected:

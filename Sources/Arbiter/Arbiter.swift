@@ -1,4 +1,5 @@
 public import DBus
+import MPRIS
 import OtherApps
 public import SessionPolicy
 import Synchronization
@@ -191,7 +192,7 @@ public final class Arbiter: Sendable {
         var subscriptions = [try connection.watchNameOwnerNow { [weak self] change in
             guard let self else { return }
             if Arbiter.screenSavers.contains(where: { $0.name == change.name }) { self.screenSaverOwnerChanged(change) }
-            if change.name.hasPrefix(Arbiter.mprisPrefix) { self.mprisNameChanged(change.name, from: change.oldOwner, to: change.newOwner) }
+            if MPRISPlayerManager.isPlayerName(change.name) { self.mprisNameChanged(change.name, from: change.oldOwner, to: change.newOwner) }
             if change.name == Arbiter.gnomeKeyDaemon {
                 self.state.withLock { $0.keyDaemonFollowed = true }
                 self.keyDaemonOwnerChanged(to: change.newOwner)

@@ -74,8 +74,10 @@ struct Remote: AsyncParsableCommand {
             if command == "seek", let seconds, let value = Double(seconds) {
                 arguments = [.int64(Int64((value * 1_000_000).rounded()))]
             }
-            _ = try await connection.call(destination: target, path: MPRISPlayer.objectPath,
-                                          interface: MPRISPlayer.playerInterface, method: method, arguments)
+            // validate() checked the word and the seconds.
+            guard let transport = MPRISTransportCommand(method: method, arguments: arguments) else { fail("earshot remote: cannot send \(method)") }
+            // As long as a D-Bus client waits by default: the target may be another app's.
+            try await MPRISPlayerManager(connection: connection, timeout: .seconds(25)).send(transport, to: target)
             say("sent \(method) to \(target)")
         } catch {
             fail("earshot remote: \(error)")

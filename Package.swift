@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "Platform"),
         // libpulse's threaded mainloop and a context on it (make, connect, wait until ready, release),
         // under every libpulse client: the engine's, the route monitors', other apps' stream watcher.
-        .target(name: "PulseSupport", dependencies: ["CPulse"]),
+        .target(name: "PulseSupport", dependencies: ["CPulse", "Platform"]),
         // Typed Swift over libdbus. Knows nothing of MPRIS or audio.
         .target(name: "DBus", dependencies: ["CDBus", "Platform"]),
         // The rules of the iOS audio-session model, pure: no I/O, no bus.

@@ -37,13 +37,10 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 /// The inputs are the sources that are not monitors, plus the default source when it is a
 /// monitor (someone chose to record what plays). The default input comes first.
 ///
-/// When the server goes away, the inputs become empty (handlers see it) and the monitor
-/// waits for the server's socket to be created again (inotify on its folder, read in the
-/// same main loop), then reconnects and reads the inputs. A server just created may not
-/// listen yet: an attempt right after the event that fails is repeated a few times, 50 ms
-/// apart, and then waits for the next event. A server reached over TCP (`tcp:HOST:PORT`) has
-/// no file to watch: after a loss the monitor tries again on a timer whose pause doubles
-/// from 50 ms up to 2 s, for as long as the server is away (the timer exists only then).
+/// When the server goes away, the inputs become empty (handlers see it) and the monitor's
+/// ``PulseSubscriber`` waits for the server's socket to be created again
+/// (``PulseSubscriber/Reconnect/whenSocketAppears``), then reconnects and the monitor reads
+/// the inputs.
 ///
 /// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
 /// the results are kept under a mutex.
@@ -53,23 +50,11 @@ public final class InputMonitor: @unchecked Sendable {
 
     final class Box: @unchecked Sendable {
         let loop: PulseMainloop
-        let server: String?
-        /// The server's socket file, when it is one.
-        let socketPath: String?
-        /// While the server is away: the watch on the socket's folder (none while connected,
-        /// so an idle monitor holds no inotify instance).
-        var socket: SocketFileWatch?
         // Mainloop thread (or under its lock) only.
-        var context: PulseContext?
-        var lost: [PulseContext] = []
-        var watching = false
-        var watchEvent: OpaquePointer?
-        var retries = 0
-        /// A TCP server away: attempts run on a timer, this many microseconds apart next.
-        var backoff: pa_usec_t = 0
-        /// Set by ``InputMonitor/close()``: a timer still pending makes no new attempt.
-        var closing = false
-        var connected = false
+        /// Set once by ``InputMonitor/init(server:timeout:)``.
+        var subscriber: PulseSubscriber?
+        /// The first connection failed or was lost before the inputs were read.
+        var failedBeforeReady = false
         var defaultSource: String?
         var collecting: [AudioInputPort] = []
         var pending = 0
@@ -78,13 +63,7 @@ public final class InputMonitor: @unchecked Sendable {
         let ready = Atomic<Bool>(false)
         /// How many times the monitor connected again after a loss (for tests).
         let reconnections = Atomic<Int>(0)
-        init(loop: PulseMainloop, server: String?) {
-            self.loop = loop
-            self.server = server
-            socketPath = SocketFileWatch.pulseSocket(server: server)
-        }
-        /// The loop's `pa_mainloop_api`, for the socket watch.
-        var api: UnsafeMutablePointer<pa_mainloop_api>? { pa_threaded_mainloop_get_api(loop.pointer) }
+        init(loop: PulseMainloop) { self.loop = loop }
     }
 
     /// Connects to `server` (or libpulse's default) and reads the inputs once before returning.
@@ -92,31 +71,33 @@ public final class InputMonitor: @unchecked Sendable {
     /// - Throws: ``RouteError`` when no server answers within `timeout` seconds.
     public init(server: String? = nil, timeout: Double = 3) throws(RouteError) {
         guard let loop = PulseMainloop(name: nil) else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
-        let box = Box(loop: loop, server: server)
-        guard InputMonitor.connect(box) else {
-            loop.stop()
-            throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
-        }
+        let box = Box(loop: loop)
+        let mask = PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue
+        box.subscriber = PulseSubscriber(on: loop, name: "earshot inputs", server: server, mask: mask,
+                                         reconnect: .whenSocketAppears) { [unowned box] event in InputMonitor.handle(event, box) }
         guard loop.start() else {
-            box.context?.release()
             loop.stop()
             throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
         }
         loop.lock()
+        box.subscriber?.start()
         // A server that accepts and never answers: a deadline wakes the wait below.
-        let deadline = box.context?.deadline(after: timeout)
+        var passed = false
+        let deadline = loop.timer(after: timeout) {
+            passed = true
+            loop.signal()
+        }
         while !box.ready.load(ordering: .acquiring) {
-            let state = box.context?.state ?? .failed
-            if state.isOver || deadline?.passed == true {
-                deadline?.cancel()
-                box.context?.release()
+            if box.failedBeforeReady || passed {
+                deadline.cancel()
+                box.subscriber?.close()
                 loop.unlock()
                 loop.stop()
                 throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
             }
             loop.wait()
         }
-        deadline?.cancel()
+        deadline.cancel()
         loop.unlock()
         self.box = box
     }
@@ -126,125 +107,35 @@ public final class InputMonitor: @unchecked Sendable {
     /// Stops following the server.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        box.loop.lock()
-        box.closing = true
-        if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
-        box.watchEvent = nil
-        box.watching = false
-        box.socket = nil
-        box.context?.release()
-        box.context = nil
-        for context in box.lost { context.release() }
-        box.lost = []
-        box.loop.unlock()
+        box.loop.withLock { box.subscriber?.close() }
         box.loop.stop()
     }
 
     /// How many times the monitor connected again after losing the server.
     public var reconnections: Int { box.reconnections.load(ordering: .acquiring) }
 
-    /// Mainloop thread (or before it runs): makes a context and starts connecting it.
-    @discardableResult
-    private static func connect(_ box: Box) -> Bool {
-        let userdata = Unmanaged.passUnretained(box).toOpaque()
-        guard let context = PulseContext(on: box.loop, name: "earshot inputs") else { return false }
-        context.onStateChange { [unowned box] state in
-            if state == .ready {
-                box.connected = true
-                box.retries = 0
-                box.backoff = 0
-                InputMonitor.unwatchSocket(box)
-                pa_context_set_subscribe_callback(context.pointer, { context, _, _, userdata in
-                    guard let context, let userdata else { return }
-                    InputMonitor.query(context, Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue())
-                }, userdata)
-                let mask = pa_subscription_mask_t(rawValue: PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
-                if let operation = pa_context_subscribe(context.pointer, mask, nil, nil) { pa_operation_unref(operation) }
-                box.pending = 0
-                if box.ready.load(ordering: .acquiring) { box.reconnections.add(1, ordering: .releasing) }
-                InputMonitor.query(context.pointer, box)
-            } else if state.isOver, box.ready.load(ordering: .acquiring) {
-                InputMonitor.lose(box)
-            }
-        }
-        box.context = context
-        if !context.connect(server: box.server) {
-            // Unless the state callback already did, treat the context as lost here.
-            if box.ready.load(ordering: .acquiring) {
-                if box.context === context { lose(box) }
-                return true
-            }
-            box.context = nil
-            context.release()
-            return false
-        }
-        return true
-    }
-
-    /// Mainloop thread: the connection failed or was lost. The inputs are gone; the context
-    /// is kept until the next attempt (it cannot be freed inside its own callback).
-    private static func lose(_ box: Box) {
-        guard let context = box.context else { return }
-        context.detach()
-        box.lost.append(context)
-        box.context = nil
-        let wasConnected = box.connected
-        box.connected = false
-        if wasConnected {
+    /// Mainloop thread: what the subscriber says. Any server event reads the inputs again; a
+    /// loss empties them.
+    private static func handle(_ event: PulseSubscriber.Event, _ box: Box) {
+        let ready = box.ready.load(ordering: .acquiring)
+        switch event {
+        case .connected(let context):
+            box.pending = 0
+            if ready { box.reconnections.add(1, ordering: .releasing) }
+            query(context.pointer, box)
+        case .changed:
+            guard let context = box.subscriber?.connectedContext else { return }
+            query(context.pointer, box)
+        case .lost where ready:
             box.collecting = []
             box.defaultSource = nil
             finish(box)
+        case .attemptFailed, .lost:
+            if !ready {
+                box.failedBeforeReady = true
+                box.loop.signal()
+            }
         }
-        // First loss: watch the socket's folder, then try once (the server may be back
-        // already); later failures wait for the socket to be created.
-        // (Attempts run from a timer: not inside the lost context's own callback.)
-        var delay: pa_usec_t?
-        if box.socketPath == nil {
-            // A TCP server: at once after the loss, then after pauses from 50 ms up to 2 s.
-            delay = box.backoff
-            box.backoff = box.backoff == 0 ? 50_000 : min(box.backoff * 2, 2_000_000)
-        } else if box.socket == nil {
-            watchSocket(box)
-            if box.watching { delay = 0 }
-        } else if box.retries > 0 {
-            // Right after an event a new server may not listen yet: a few more tries.
-            box.retries -= 1
-            delay = 50_000
-        }
-        if let delay {
-            _ = box.loop.timer(after: Double(delay) / 1e6) { [unowned box] in InputMonitor.attempt(box) }
-        }
-    }
-
-    /// Mainloop thread: one connection attempt, unless connected or connecting.
-    private static func attempt(_ box: Box) {
-        guard !box.closing, box.context == nil, box.watching || box.socketPath == nil else { return }
-        for context in box.lost { context.release() }
-        box.lost = []
-        connect(box)
-    }
-
-    /// Mainloop thread: stops watching (connected again).
-    private static func unwatchSocket(_ box: Box) {
-        if let event = box.watchEvent { box.api?.pointee.io_free?(event) }
-        box.watchEvent = nil
-        box.watching = false
-        box.socket = nil
-    }
-
-    /// Mainloop thread: watches the socket's folder, its events read in the main loop.
-    private static func watchSocket(_ box: Box) {
-        guard let path = box.socketPath, let socket = SocketFileWatch(path: path) else { return }
-        box.socket = socket
-        let userdata = Unmanaged.passUnretained(box).toOpaque()
-        box.watchEvent = box.api?.pointee.io_new?(box.api, socket.descriptor, PA_IO_EVENT_INPUT, { _, _, _, _, userdata in
-            guard let userdata else { return }
-            let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
-            guard box.socket?.drainNamesSocket() == true, box.context == nil else { return }
-            box.retries = 10
-            InputMonitor.attempt(box)
-        }, userdata)
-        box.watching = box.watchEvent != nil
     }
 
     /// The inputs now, the default first.

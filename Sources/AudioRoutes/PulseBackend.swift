@@ -17,7 +17,7 @@ import Glibc
 ///
 /// What it does on the main loop:
 /// - connects (no autospawn) and, when connected, subscribes to sink, server and card
-///   events;
+///   events, through a ``PulseSubscriber``;
 /// - coalesces events: the first one arms a 20 ms settle timer, further ones during it or
 ///   during the query are folded in; then it asks for the server info (the default sink)
 ///   and the sink list, and emits one `DeviceSnapshot`. Events that arrive while a query is
@@ -38,20 +38,14 @@ final class PulseBackend: @unchecked Sendable {
     private let server: String?
     /// The server, for messages.
     let serverDescription: String
-    private let connectTimeout: Double
     private let emit: @Sendable (Event) -> Void
     private let loop: PulseMainloop
     private let stopped = Atomic<Bool>(false)
 
     // Main loop.
-    private var context: PulseContext?
-    private var isConnected = false
-    private var isClosed = false
-    private var connectedServer: String?
+    /// Set once at the end of init.
+    private var subscriber: PulseSubscriber?
     private var settleTimer: PulseTimer?
-    private var retryTimer: PulseTimer?
-    private var connectTimer: PulseTimer?
-    private var retryDelay = 0.1
     private var querying = false
     private var dirty = false
     private var deferrals = 0
@@ -63,7 +57,7 @@ final class PulseBackend: @unchecked Sendable {
     private var sinks: [SinkSnapshot] = []
 
     static let settleDelay = 0.02
-    static let maxRetryDelay = 5.0
+    static let reconnect = PulseSubscriber.Reconnect.backoff(first: 0.1, maximum: 5)
 
     init(server: String?, connectTimeout: Double, emit: @escaping @Sendable (Event) -> Void) throws(RouteError) {
         let description = server ?? Self.defaultServerDescription()
@@ -75,9 +69,11 @@ final class PulseBackend: @unchecked Sendable {
         }
         self.server = server
         self.serverDescription = description
-        self.connectTimeout = connectTimeout
         self.emit = emit
         self.loop = loop
+        let mask = PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
+        subscriber = PulseSubscriber(on: loop, name: "Earshot route monitor", server: server, mask: mask, reconnect: Self.reconnect,
+                                     connectTimeout: connectTimeout) { [unowned self] event in self.subscriberEvent(event) }
     }
 
     /// Starts the main-loop thread and the first connection attempt; its outcome arrives
@@ -86,7 +82,7 @@ final class PulseBackend: @unchecked Sendable {
         guard loop.start() else {
             throw .setupFailed(server: serverDescription, reason: "cannot start the libpulse main-loop thread")
         }
-        loop.withLock { connect() }
+        loop.withLock { subscriber?.start() }
     }
 
     /// Disconnects, stops and frees the main loop. Idempotent. Not from the main-loop thread
@@ -95,9 +91,8 @@ final class PulseBackend: @unchecked Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         precondition(!loop.isLoopThread, "PulseBackend.close on its own thread")
         loop.withLock {
-            isClosed = true
-            disarm(&retryTimer)
-            dropContext()
+            subscriber?.close()
+            resetQuery()
         }
         loop.stop()
     }
@@ -117,92 +112,33 @@ final class PulseBackend: @unchecked Sendable {
         Unmanaged<PulseBackend>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
-    private func connect() {
-        guard !isClosed, context == nil else { return }
-        guard let made = PulseContext(on: loop, name: "Earshot route monitor") else {
-            failAttempt(.setupFailed(server: serverDescription, reason: "pa_context_new failed"))
-            return
-        }
-        context = made
-        made.onStateChange { [unowned self] state in self.stateChanged(made, state) }
-        pa_context_set_subscribe_callback(made.pointer, { _, type, _, userdata in
-            PulseBackend.from(userdata).serverEvent(type)
-        }, userdata)
-        guard made.connect(server: server) else {
-            // A failure found at once (no such socket) already went through the state
-            // callback, which dropped the context (and freed it): nothing more to do.
-            guard context === made else { return }
-            let reason = made.lastError
-            dropContext()
-            failAttempt(.serverUnreachable(server: serverDescription, reason: reason))
-            return
-        }
-        connectTimer = loop.timer(after: connectTimeout) { [unowned self] in self.connectTimedOut() }
-    }
-
-    private func stateChanged(_ changed: PulseContext, _ state: PulseContext.State) {
-        guard changed === context else { return }
-        if state == .ready {
-            disarm(&connectTimer)
-            isConnected = true
-            retryDelay = 0.1
-            connectedServer = changed.serverAddress
-            let mask = pa_subscription_mask_t(
-                rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue
-                    | PA_SUBSCRIPTION_MASK_CARD.rawValue)
-            if let operation = pa_context_subscribe(changed.pointer, mask, nil, nil) { pa_operation_unref(operation) }
+    private func subscriberEvent(_ event: PulseSubscriber.Event) {
+        switch event {
+        case .connected:
             startQuery()
-        } else if state.isOver {
-            let reason = changed.lastError
-            let wasConnected = isConnected
-            let location =
-                connectedServer.map { serverDescription.contains($0) ? serverDescription : "\(serverDescription) (\($0))" }
+        case .changed(let type, _):
+            serverEvent(pa_subscription_event_type_t(rawValue: type))
+        case .attemptFailed(.setup(let reason)):
+            resetQuery()
+            emit(.connectFailed(.setupFailed(server: serverDescription, reason: reason)))
+        case .attemptFailed(.unreachable(let reason)):
+            resetQuery()
+            emit(.connectFailed(.serverUnreachable(server: serverDescription, reason: reason)))
+        case .lost(let reason, let address):
+            resetQuery()
+            let location = address.map { serverDescription.contains($0) ? serverDescription : "\(serverDescription) (\($0))" }
                 ?? serverDescription
-            dropContext()
-            if wasConnected {
-                emit(.disconnected(.connectionLost(server: location, reason: reason)))
-                scheduleRetry()
-            } else {
-                failAttempt(.serverUnreachable(server: serverDescription, reason: reason))
-            }
+            emit(.disconnected(.connectionLost(server: location, reason: reason)))
         }
     }
 
-    private func connectTimedOut() {
-        connectTimer = nil
-        guard context != nil, !isConnected else { return }
-        dropContext()
-        failAttempt(.serverUnreachable(
-            server: serverDescription, reason: "no answer within \(Self.format(connectTimeout)) s"))
-    }
-
-    private func failAttempt(_ error: RouteError) {
-        emit(.connectFailed(error))
-        scheduleRetry()
-    }
-
-    private func scheduleRetry() {
-        guard !isClosed else { return }
-        disarm(&retryTimer)
-        retryTimer = loop.timer(after: retryDelay) { [unowned self] in
-            self.retryTimer = nil
-            self.connect()
-        }
-        retryDelay = min(retryDelay * 2, Self.maxRetryDelay)
-    }
-
-    /// Forgets the context (callbacks first, so that disconnecting reports nothing).
-    private func dropContext() {
-        disarm(&connectTimer)
+    /// Forgets the query under way (its context is gone).
+    private func resetQuery() {
         disarm(&settleTimer)
         querying = false
         dirty = false
         deferrals = 0
         outstanding = 0
-        isConnected = false
-        connectedServer = nil
-        context?.release()
-        context = nil
     }
 
     // MARK: Events and queries (main loop)
@@ -227,7 +163,7 @@ final class PulseBackend: @unchecked Sendable {
     }
 
     private func startQuery() {
-        guard let ctx = context?.pointer, isConnected, !querying else { return }
+        guard let ctx = subscriber?.connectedContext?.pointer, !querying else { return }
         querying = true
         dirty = false
         queryFailed = false
@@ -284,7 +220,7 @@ final class PulseBackend: @unchecked Sendable {
         if queryFailed {
             // The context is probably going away; its state callback follows. If it is not,
             // ask again.
-            if context?.state == .ready { requestRefresh() }
+            if subscriber?.connectedContext?.state == .ready { requestRefresh() }
             return
         }
         if dirty && deferrals < 5 {
@@ -304,10 +240,6 @@ final class PulseBackend: @unchecked Sendable {
     private func disarm(_ timer: inout PulseTimer?) {
         timer?.cancel()
         timer = nil
-    }
-
-    private static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 
     /// A sink's snapshot, with the types of it and its ports.

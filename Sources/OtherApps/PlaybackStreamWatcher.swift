@@ -50,35 +50,33 @@ package struct PlaybackStream: Sendable, Hashable {
 /// When no server answers, or the connection is lost, it reports an empty list and tries
 /// again with backoff (0.5 s doubling to 30 s).
 package final class PlaybackStreamWatcher: @unchecked Sendable {
-    private let server: String?
     private let report: @Sendable ([UInt32: PlaybackStream]) -> Void
     private let loop: PulseMainloop
     private let stopped = Atomic<Bool>(false)
 
     // Main loop.
-    private var context: PulseContext?
+    /// Set once at the end of init.
+    private var subscriber: PulseSubscriber?
     private var isClosed = false
-    private var ready = false
-    private var retryTimer: PulseTimer?
-    private var retryDelay = 0.5
     private var streams: [UInt32: PlaybackStream] = [:]
     private var listing = false
 
-    static let maximumRetryDelay = 30.0
+    static let reconnect = PulseSubscriber.Reconnect.backoff(first: 0.5, maximum: 30)
 
     /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
     /// then the user's runtime directory).
     package init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
         guard let loop = PulseMainloop(name: "earshot-streams") else { return nil }
-        self.server = server
         self.report = report
         self.loop = loop
+        subscriber = PulseSubscriber(on: loop, name: "Earshot arbiter", server: server, mask: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue,
+                                     reconnect: Self.reconnect) { [unowned self] event in self.subscriberEvent(event) }
     }
 
     /// Starts the main-loop thread and the first connection attempt.
     package func start() -> Bool {
         guard loop.start() else { return false }
-        loop.withLock { connect() }
+        loop.withLock { subscriber?.start() }
         return true
     }
 
@@ -87,9 +85,8 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         loop.withLock {
             isClosed = true
-            retryTimer?.cancel()
-            retryTimer = nil
-            dropContext()
+            listing = false
+            subscriber?.close()
         }
         loop.stop()
     }
@@ -104,61 +101,24 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
         Unmanaged<PlaybackStreamWatcher>.fromOpaque(userdata!).takeUnretainedValue()
     }
 
-    private func connect() {
-        guard !isClosed, context == nil else { return }
-        guard let made = PulseContext(on: loop, name: "Earshot arbiter") else {
-            scheduleRetry()
-            return
-        }
-        context = made
-        made.onStateChange { [unowned self] state in self.stateChanged(made, state) }
-        pa_context_set_subscribe_callback(made.pointer, { _, type, index, userdata in
-            PlaybackStreamWatcher.from(userdata).serverEvent(type, index: index)
-        }, userdata)
-        if !made.connect(server: server), context === made {
-            dropContext()
-            scheduleRetry()
-        }
-    }
-
-    private func stateChanged(_ changed: PulseContext, _ state: PulseContext.State) {
-        guard changed === context else { return }
-        if state == .ready {
-            ready = true
-            retryDelay = 0.5
-            if let operation = pa_context_subscribe(changed.pointer, PA_SUBSCRIPTION_MASK_SINK_INPUT, nil, nil) {
-                pa_operation_unref(operation)
-            }
+    private func subscriberEvent(_ event: PulseSubscriber.Event) {
+        switch event {
+        case .connected:
             listAll()
-        } else if state.isOver {
+        case .changed(let type, let index):
+            serverEvent(pa_subscription_event_type_t(rawValue: type), index: index)
+        case .attemptFailed, .lost:
+            listing = false
             let hadStreams = !streams.isEmpty
-            dropContext()
             streams = [:]
             if hadStreams { report([:]) }
-            scheduleRetry()
         }
-    }
-
-    private func scheduleRetry() {
-        guard !isClosed, retryTimer == nil else { return }
-        retryTimer = loop.timer(after: retryDelay) { [unowned self] in
-            self.retryTimer = nil
-            self.connect()
-        }
-        retryDelay = min(retryDelay * 2, Self.maximumRetryDelay)
-    }
-
-    private func dropContext() {
-        ready = false
-        listing = false
-        context?.release()
-        context = nil
     }
 
     // MARK: Streams (main loop)
 
     private func listAll() {
-        guard let ctx = context?.pointer, ready else { return }
+        guard let ctx = subscriber?.connectedContext?.pointer else { return }
         listing = true
         var fresh: [UInt32: PlaybackStream] = [:]
         let box = Unmanaged.passRetained(ListBox { [weak self] info in
@@ -190,7 +150,7 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
 
     private func serverEvent(_ type: pa_subscription_event_type_t, index: UInt32) {
         guard type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue,
-              let ctx = context?.pointer else { return }
+              let ctx = subscriber?.connectedContext?.pointer else { return }
         let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
         if kind == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
             if streams.removeValue(forKey: index) != nil { report(streams) }
@@ -271,7 +231,7 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
     /// Main loop (or its lock held).
     private func issueUpdate(_ index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                              completion: @escaping @Sendable (VolumeUpdate) -> Void) -> Bool {
-        guard let ctx = context?.pointer, ready, !isClosed else { return false }
+        guard let ctx = subscriber?.connectedContext?.pointer, !isClosed else { return false }
         let box = Unmanaged.passRetained(VolumeBox(decide: decide, completion: completion)).toOpaque()
         let operation = pa_context_get_sink_input_info(ctx, index, { ctx, info, eol, box in
             let update = Unmanaged<VolumeBox>.fromOpaque(box!)

@@ -1,0 +1,174 @@
+/// One session's side of the arbiter protocol, pure: what the process's session tells the
+/// arbiter, and when, decided from what happens in the process and on the path to the
+/// arbiter. `AudioSession` feeds it inputs (under its state lock, so that inputs keep the
+/// order things happened in) and performs the effects it returns; it knows nothing of the
+/// bus, the engine or the players.
+///
+/// It follows swift-nio's state machines: stored state, one `mutating` entry point that
+/// takes an input and returns what to do.
+///
+/// The path (see `AudioSession+Events.swift` in Earshot) runs one step at a time, in the
+/// order the steps were enqueued. Effects named `enqueue…` are steps to put on it now, under
+/// the lock the input was handled under; the others are to be done at once by the caller,
+/// which is then on the path.
+package struct SessionClient: Sendable, Hashable {
+    /// The process makes sound that is the session's (the engine's sound, unless only
+    /// system sounds play).
+    package private(set) var producingSound = false
+    /// The engine's sound started while only system sounds played: it is not the session's
+    /// sound, so neither it nor its end is reported (System Sound Services on iOS play
+    /// outside the session).
+    package private(set) var soundIsSystemSoundsOnly = false
+    /// A recorder of the process records: the session is in use, as when it sounds.
+    package private(set) var recording = false
+    /// The session is interrupted now (as the arbiter's signals say).
+    package private(set) var interrupted = false
+    /// Whether the arbiter counts the session as sounding, as far as the path knows: set by
+    /// its answered reports and registrations, cleared by a deactivation and by the
+    /// arbiter's interruptions and deactivations. Written on the path only.
+    package private(set) var arbiterHasSound = false
+    /// Sound reports enqueued on the path and not yet sent.
+    package private(set) var soundReportsOnPath = 0
+    /// A resumption started its players again without telling the arbiter of the sound the
+    /// engine may have kept through the interruption: told once one of them is heard.
+    package private(set) var missedSoundAwaitsHearing = false
+
+    /// A client that has told the arbiter nothing.
+    package init() {}
+
+    /// Whether the session is in use: it sounds or records.
+    package var inUse: Bool { producingSound || recording }
+
+    /// The sound a registration carries: an interrupted session is silent, even if the
+    /// engine has not yet noticed (its sound-stopped event lags by the silence threshold):
+    /// claiming sound would activate it again and make it interrupt its interrupter.
+    package var registrationSound: Bool { producingSound && !interrupted }
+}
+
+extension SessionClient {
+    /// What happens to the session, in the process or on the path.
+    package enum Input: Sendable, Hashable {
+        // In the process (any thread, under the session's lock).
+
+        /// The engine started or stopped producing sound; `systemSoundsOnly`: it started
+        /// while only system sounds played.
+        case engineSound(producing: Bool, systemSoundsOnly: Bool)
+        /// The first of the process's recorders started, or the last one stopped.
+        case recording(Bool)
+        /// A player starts in a session that is not interrupted; `activating`: its start
+        /// enqueued an activation (which reports the session's sound itself).
+        case playerStarting(activating: Bool)
+        /// The implicit session connected while the engine sounded for one of its players:
+        /// that sound is the session's.
+        case joinedSounding
+        /// A player resumed by the end of an interruption was heard.
+        case playerHeard
+        /// The arbiter began an interruption of the session.
+        case interruptionBegan
+        /// The interruption ended (by the arbiter's signal, or at a registration that found
+        /// its interrupter gone).
+        case interruptionEnded
+
+        // On the path.
+
+        /// A sound report enqueued by an earlier effect is about to be sent.
+        case soundReportDequeued
+        /// A report of `producing` was answered; `counted`: the arbiter accepted it.
+        case soundReportAnswered(producing: Bool, counted: Bool)
+        /// The arbiter stopped counting the session's sound: it interrupted or deactivated
+        /// it, or the session deactivated.
+        case arbiterStoppedCounting
+        /// The arbiter accepted a registration that carried `producing`.
+        case registered(producing: Bool)
+        /// A resumption started the players an interruption paused (`players`: any were
+        /// left to start); their sound is reported once one is heard.
+        case resumedPlayers(Bool)
+        /// The arbiter may not count sound the process makes: an activation or a
+        /// registration was answered, or a resumption had no player to wait for.
+        case arbiterMayHaveMissedSound
+    }
+
+    /// What the session is to do.
+    package enum Effect: Sendable, Hashable {
+        /// Enqueue a report of `producing` on the path (under the lock: reports keep the
+        /// order of the changes, whatever threads made them).
+        case enqueueSoundReport(producing: Bool)
+        /// Enqueue ``Input/arbiterMayHaveMissedSound`` on the path.
+        case enqueueMissedSoundCheck
+        /// Report `producing` to the arbiter now (on the path).
+        case reportSound(producing: Bool)
+    }
+
+    /// Applies `input` and returns what to do, in order.
+    package mutating func handle(_ input: Input) -> [Effect] {
+        switch input {
+        case .engineSound(let producing, let systemOnly):
+            if producing, systemOnly {
+                soundIsSystemSoundsOnly = true
+                return []
+            }
+            defer { soundIsSystemSoundsOnly = false }
+            if !producing, soundIsSystemSoundsOnly { return [] }
+            producingSound = producing
+            return [enqueueSoundReport()]
+        case .recording(let recording):
+            self.recording = recording
+            // A recording that stops while the engine sounds changes nothing the arbiter sees.
+            return recording || !producingSound ? [enqueueSoundReport()] : []
+        case .playerStarting(let activating):
+            // The engine already sounds, with system sounds only: it sees no new start, so
+            // the player's sound is reported here, or by the activation it enqueued.
+            guard soundIsSystemSoundsOnly else { return [] }
+            (soundIsSystemSoundsOnly, producingSound) = (false, true)
+            return activating ? [] : [enqueueSoundReport()]
+        case .joinedSounding:
+            producingSound = true
+            return []
+        case .playerHeard:
+            // The engine sounds, so no sound-stopped event for the interruption's silence can
+            // follow the report (an audible mix resets the engine's silence count).
+            defer { missedSoundAwaitsHearing = false }
+            return missedSoundAwaitsHearing ? [.enqueueMissedSoundCheck] : []
+        case .interruptionBegan:
+            interrupted = true
+            return []
+        case .interruptionEnded:
+            interrupted = false
+            return []
+        case .soundReportDequeued:
+            soundReportsOnPath -= 1
+            return []
+        case .soundReportAnswered(let producing, let counted):
+            arbiterHasSound = producing && counted
+            return []
+        case .arbiterStoppedCounting:
+            arbiterHasSound = false
+            return []
+        case .registered(let producing):
+            arbiterHasSound = producing
+            return []
+        case .resumedPlayers(let players):
+            missedSoundAwaitsHearing = players
+            return !players && missedSound ? [.reportSound(producing: true)] : []
+        case .arbiterMayHaveMissedSound:
+            return missedSound ? [.reportSound(producing: true)] : []
+        }
+    }
+
+    /// The one rule that brings the arbiter's view of the session's sound up to the
+    /// process's: sound the process makes (or a recording) that the arbiter does not count
+    /// is reported, once. The arbiter does not count it when it refused it (the session was
+    /// interrupted) or when it silenced the session at an interruption while the engine
+    /// sounded on through its silence threshold (so the engine sees no new start when the
+    /// players resume). A session the arbiter already counts does not report again (that
+    /// would make it the last sound), nor does one with a report still on the path (that
+    /// report says it, in order).
+    package var missedSound: Bool {
+        inUse && !arbiterHasSound && !interrupted && soundReportsOnPath == 0
+    }
+
+    private mutating func enqueueSoundReport() -> Effect {
+        soundReportsOnPath += 1
+        return .enqueueSoundReport(producing: inUse)
+    }
+}

@@ -136,11 +136,8 @@ extension AudioSession {
         var (registration, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> (ArbiterRegistration, String?, InterruptionReason?, Bool) in
             var r = ArbiterRegistration()
             (r.category, r.options, r.mode, r.active) = (s.category, s.options, s.mode, s.isActive)
-            // An interrupted session is silent, even if the engine has not yet noticed
-            // (its sound-stopped event lags by the silence threshold): claiming sound
-            // would activate it again and make it interrupt its interrupter.
-            r.producingSound = s.producingSound && !s.interrupted
-            return (r, reset && s.interrupted ? s.interruptedBy : nil, reset && s.interrupted ? s.silencedBy : nil,
+            r.producingSound = s.client.registrationSound
+            return (r, reset && s.client.interrupted ? s.interruptedBy : nil, reset && s.client.interrupted ? s.silencedBy : nil,
                     !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
@@ -182,14 +179,17 @@ extension AudioSession {
             s.secondaryHint = situation.secondaryAudioShouldBeSilenced
             s.duckGain = situation.duckGain
             s.outputReported = registration.output
-            s.arbiterHasSound = registration.producingSound
+            feed(.registered(producing: registration.producingSound), &s)
             return s.registeredWith
         }
         engine.setProcessGain(wantedProcessGain)
         if reset { post(.mediaServicesWereReset) }
         if staleInterruption, interruptedBy == nil {
             let by = state.withLock { s -> String? in
-                defer { (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil) }
+                defer {
+                    (s.interruptedBy, s.silencedBy) = (nil, nil)
+                    feed(.interruptionEnded, &s)
+                }
                 return s.interruptedBy
             }
             // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
@@ -248,7 +248,7 @@ extension AudioSession {
         case .interruptionBegan(let reason):
             let by = reason.interrupter?.rawValue ?? ""
             state.withLock { s in
-                s.interrupted = true
+                feed(.interruptionBegan, &s)
                 s.interruptions &+= 1
                 s.interruptedBy = by.isEmpty ? nil : by
                 s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
@@ -261,7 +261,8 @@ extension AudioSession {
         case .interruptionEnded(let resume):
             // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
             let shouldResume = state.withLock { s in
-                (s.interrupted, s.interruptedBy, s.silencedBy) = (false, nil, nil)
+                (s.interruptedBy, s.silencedBy) = (nil, nil)
+                feed(.interruptionEnded, &s)
                 return resume || s.resumeOwed || s.playingActivations > 0
             }
             post(.interruption(.ended(shouldResume: shouldResume)))

@@ -49,44 +49,49 @@ extension AudioSession {
         // The arbiter's signals come before its reply: an interruption that the
         // activation itself caused (the screen is locked) is already recorded.
         state.withLock { s in
-            s.isActive = active && !s.interrupted
-            if !active { s.arbiterHasSound = false }
+            s.isActive = active && !s.client.interrupted
+            if !active { feed(.arbiterStoppedCounting, &s) }
         }
         applyRecordingCategory()
         if active, reportingMissedSound { await reportMissedSound() }
     }
 
-    /// The one rule that brings the arbiter's view of the session's sound up to the
-    /// process's, after an activation or a registration: sound the process makes (or a
-    /// recording) that the arbiter does not count is reported now, once. The arbiter does
-    /// not count it when it refused it (the session was interrupted) or when it silenced
-    /// the session at an interruption while the engine sounded on through its silence
-    /// threshold (so the engine sees no new start when the players resume). A session the
-    /// arbiter already counts does not report again (that would make it the last sound),
-    /// nor does one with a report still on the path (that report says it, in order).
-    func reportMissedSound() async {
-        let missed = state.withLock { s in
-            (s.producingSound || !s.recorders.isEmpty) && !s.arbiterHasSound && !s.interrupted && s.soundReportsOnPath == 0
+    /// After an activation or a registration: sound the process makes (or a recording)
+    /// that the arbiter does not count is reported now, once (`SessionClient.missedSound`).
+    func reportMissedSound() async { await feedOnPath(.arbiterMayHaveMissedSound) }
+
+    /// Feeds `input` to the session's client, under the state lock held as `s`: the steps it
+    /// asks for are enqueued here, so that they keep the order of the inputs, whatever
+    /// threads made them. Returns the client's effects; the reports to send now are left
+    /// to the caller (on the path: ``feedOnPath(_:)``).
+    @discardableResult
+    func feed(_ input: SessionClient.Input, _ s: inout SessionState) -> [SessionClient.Effect] {
+        let effects = s.client.handle(input)
+        for effect in effects {
+            switch effect {
+            case .enqueueSoundReport(let producing):
+                enqueue {
+                    self.state.withLock { _ = self.feed(.soundReportDequeued, &$0) }
+                    await self.sendSound(producing)
+                }
+            case .enqueueMissedSoundCheck:
+                enqueue { await self.reportMissedSound() }
+            case .reportSound:
+                break
+            }
         }
-        if missed { await sendSound(true) }
+        return effects
     }
 
-    /// Enqueues a report of the session's use (sound, or a recording) as it is in `s` now.
-    /// Called under the state lock where that use changes, so that reports keep the order
-    /// of the changes, whatever threads made them.
-    func enqueueSoundReport(_ s: inout SessionState) {
-        let inUse = s.producingSound || !s.recorders.isEmpty
-        s.soundReportsOnPath += 1
-        enqueue {
-            self.state.withLock { $0.soundReportsOnPath -= 1 }
-            await self.sendSound(inUse)
-        }
+    /// Feeds `input` to the session's client on the path, and sends the reports it asks for.
+    func feedOnPath(_ input: SessionClient.Input) async {
+        for case .reportSound(let producing) in state.withLock({ feed(input, &$0) }) { await sendSound(producing) }
     }
 
     /// The arbiter stopped counting the session's sound (it interrupted or deactivated it):
     /// recorded on the path, after the replies of the calls sent before its signal came.
     func arbiterSilencedSession() {
-        enqueue { self.state.withLock { $0.arbiterHasSound = false } }
+        enqueue { await self.feedOnPath(.arbiterStoppedCounting) }
     }
 
     /// Reports sound or silence to the arbiter (on the path). On sound in an eligible
@@ -119,7 +124,7 @@ extension AudioSession {
         let succeeded: [Bool] = replies.map { if case .success = $0 { true } else { false } }
         state.withLock { s in
             if tellsOutput, succeeded[claims ? 1 : 0] { s.outputReported = output }
-            s.arbiterHasSound = producing && succeeded[succeeded.count - 1]
+            feed(.soundReportAnswered(producing: producing, counted: succeeded[succeeded.count - 1]), &s)
         }
         AudioSession.trace(producing ? "sound reported" : "silence reported")
     }

@@ -67,8 +67,8 @@ extension AudioSession {
         let activate = state.withLock { s -> Bool in
             s.joiningImplicitly = false
             s.implicitRetryAt = nil
-            if sounding { s.producingSound = true }
-            return !s.isActive && !s.interrupted
+            if sounding { feed(.joinedSounding, &s) }
+            return !s.isActive && !s.client.interrupted
         }
         AudioSession.trace("implicit session joined")
         guard activate else { return }

@@ -108,16 +108,9 @@ extension AudioSession {
     func soundChanged(_ producing: Bool) {
         let systemOnly = producing && SystemSound.playingCount > 0 && !livePlayers().contains(where: \.isPlaying)
         let ignored = state.withLock { s -> Bool in
-            if systemOnly {
-                s.soundIsSystemSoundsOnly = true
-                return true
-            }
-            defer { s.soundIsSystemSoundsOnly = false }
-            if !producing, s.soundIsSystemSoundsOnly { return true }
-            s.producingSound = producing
-            // Before the report can go (measurements start here).
+            guard !feed(.engineSound(producing: producing, systemSoundsOnly: systemOnly), &s).isEmpty else { return true }
+            // Before the report can go: its step waits for this lock (measurements start here).
             AudioSession.trace(producing ? "sound started" : "sound stopped")
-            enqueueSoundReport(&s)
             return false
         }
         if ignored { AudioSession.trace(producing ? "system sound started (not the session's)" : "system sound stopped") }
@@ -153,18 +146,18 @@ extension AudioSession {
             s.players[id] = WeakPlayer(player: player)
             // A resumption that meets a new interruption waits for its end; it does not
             // take over as a user's play does.
-            if s.resumingPlayers.remove(id) != nil, s.interrupted {
+            if s.resumingPlayers.remove(id) != nil, s.client.interrupted {
                 s.pausedByInterruption.insert(id)
                 s.resumeOwed = true
                 return (nil, false)
             }
-            if s.interrupted, let interruptions, s.interruptions != interruptions {
+            if s.client.interrupted, let interruptions, s.interruptions != interruptions {
                 s.pausedByInterruption.insert(id)
                 return (nil, false)
             }
             s.pausedByInterruption.remove(id)
             if s.pausedByInterruption.isEmpty { s.resumeOwed = false }
-            if s.interrupted {
+            if s.client.interrupted {
                 s.startsAwaitingActivation.insert(id)
                 return (true, false)
             }
@@ -178,17 +171,16 @@ extension AudioSession {
                 let start = self.state.withLock { s -> Bool in
                     guard s.startsAwaitingActivation.remove(id) != nil else { return false }
                     // Still interrupted (the screen is locked): wait for the end instead.
-                    if s.interrupted { s.pausedByInterruption.insert(id) }
-                    return !s.interrupted
+                    if s.client.interrupted { s.pausedByInterruption.insert(id) }
+                    return !s.client.interrupted
                 }
                 // Its sound, if the engine starts again, is reported after the activation.
                 if start { player.resumeAfterInterruption() }
             }
             return false
         }
-        // The engine already sounds, with system sounds only: it sees no new start, so
-        // the player's sound is reported here, after the activation if there is one (which
-        // reports it itself).
+        // Sound the engine already makes for system sounds becomes the session's (the
+        // client reports it, after the activation if there is one, which reports it itself).
         state.withLock { s in
             if activate {
                 // An interruption that begins while this activation is on its way pauses the
@@ -203,9 +195,7 @@ extension AudioSession {
                     self.state.withLock { $0.playingActivations -= 1 }
                 }
             }
-            guard s.soundIsSystemSoundsOnly else { return }
-            (s.soundIsSystemSoundsOnly, s.producingSound) = (false, true)
-            if !activate { enqueueSoundReport(&s) }
+            feed(.playerStarting(activating: activate), &s)
         }
         return true
     }
@@ -219,7 +209,7 @@ extension AudioSession {
     func playerDidStart(_ player: AudioPlayer, interruptionsBefore: UInt64) {
         let id = ObjectIdentifier(player)
         let missed = state.withLock { s -> Bool in
-            guard s.interrupted, s.interruptions != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
+            guard s.client.interrupted, s.interruptions != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
             s.pausedByInterruption.insert(id)
             return true
         }
@@ -282,25 +272,21 @@ extension AudioSession {
             // Interrupted again while activating: the players wait for that interruption's end.
             let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
                 s.playingActivations -= 1
-                guard !s.interrupted else { return ([], 0) }
+                guard !s.client.interrupted else { return ([], 0) }
                 s.resumeOwed = false
                 defer { s.pausedByInterruption = [] }
                 s.resumingPlayers.formUnion(s.pausedByInterruption)
-                s.missedSoundAwaitsHearing = !s.pausedByInterruption.isEmpty
                 return (s.pausedByInterruption, s.interruptions)
             }
             let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
-            guard !players.isEmpty else {
-                self.state.withLock { $0.missedSoundAwaitsHearing = false }
-                await self.reportMissedSound()
-                return
-            }
+            await self.feedOnPath(.resumedPlayers(!players.isEmpty))
+            guard !players.isEmpty else { return }
             players.forEach { $0.resumeAfterInterruption(endingInterruption: true) }
             // An interruption that began between the check above and the players' start
             // may have found them not playing yet: pause and record them now.
             let missed = self.state.withLock { s -> Bool in
                 s.resumingPlayers.subtract(paused)
-                return s.interrupted && s.interruptions != generation
+                return s.client.interrupted && s.interruptions != generation
             }
             if missed {
                 let playing = players.filter(\.isPlaying)
@@ -318,11 +304,7 @@ extension AudioSession {
     /// path): the engine sounds, so no sound-stopped event for the interruption's silence can
     /// follow the report (an audible mix resets the engine's silence count).
     func playerWasHeard() {
-        let due = state.withLock { s -> Bool in
-            defer { s.missedSoundAwaitsHearing = false }
-            return s.missedSoundAwaitsHearing
-        }
-        if due { enqueue { await self.reportMissedSound() } }
+        state.withLock { _ = feed(.playerHeard, &$0) }
     }
 
     /// The device in use went away: the players that follow that rule (a queue's, as

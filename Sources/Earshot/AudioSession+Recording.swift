@@ -46,14 +46,14 @@ extension AudioSession {
     /// when it sounds (the arbiter then ends an interruption of it with shouldResume).
     func recorderStarted(_ recorder: AudioRecorder) {
         state.withLock { s in
-            if s.recorders.insert(ObjectIdentifier(recorder)).inserted && s.recorders.count == 1 { enqueueSoundReport(&s) }
+            if s.recorders.insert(ObjectIdentifier(recorder)).inserted && s.recorders.count == 1 { feed(.recording(true), &s) }
         }
     }
 
     /// A recorder of this process paused, stopped or ended.
     func recorderStopped(_ recorder: AudioRecorder) {
         state.withLock { s in
-            if s.recorders.remove(ObjectIdentifier(recorder)) != nil && s.recorders.isEmpty && !s.producingSound { enqueueSoundReport(&s) }
+            if s.recorders.remove(ObjectIdentifier(recorder)) != nil && s.recorders.isEmpty { feed(.recording(false), &s) }
         }
     }
 }

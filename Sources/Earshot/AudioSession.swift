@@ -99,13 +99,11 @@ public final class AudioSession: Sendable {
         var options: CategoryOptions = []
         var mode: Mode = .default
         var isActive = false
-        var producingSound = false
-        /// The engine's sound started while only system sounds played: not the session's
-        /// sound, so neither it nor its end is reported (see `soundChanged`).
-        var soundIsSystemSoundsOnly = false
+        /// What the session tells the arbiter of its sound, and whether it is interrupted
+        /// (see `SessionClient`): fed on the state lock by `feed(_:_:)`.
+        var client = SessionClient()
         var otherAudioPlaying = false
         var secondaryHint = false
-        var interrupted = false
         /// The unique name of the session that interrupted this one, if a session did.
         var interruptedBy: String?
         /// The screen lock or silent mode, when that is what interrupted this session.
@@ -150,22 +148,11 @@ public final class AudioSession: Sendable {
         /// Players being started again by a resumption (their start must not take over a
         /// new interruption), and how many interruptions have begun so far.
         var resumingPlayers: Set<ObjectIdentifier> = []
-        /// A resumption started its players again without telling the arbiter of the sound the
-        /// engine may have kept through the interruption: told once one of them is heard (see
-        /// `resumePlayersAfterInterruption`).
-        var missedSoundAwaitsHearing = false
         var interruptions: UInt64 = 0
         /// Players asked to play while the session was interrupted, waiting for the
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
-        /// Whether the arbiter counts the session as sounding, as far as the path knows:
-        /// set by its answered reports and registrations, cleared by an activation's
-        /// refusal of sound, a deactivation, and the arbiter's interruptions and
-        /// deactivations. Written on the path only (see `AudioSession+Events.swift`).
-        var arbiterHasSound = false
-        /// Sound reports enqueued on the path and not yet sent.
-        var soundReportsOnPath = 0
         /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
         var recorders: Set<ObjectIdentifier> = []
         /// A player's start is connecting the implicit session (see `joinImplicitly`).
@@ -213,7 +200,7 @@ public final class AudioSession: Sendable {
     /// Whether another app plays audio that secondary audio should give way to now.
     public var secondaryAudioShouldBeSilencedHint: Bool { state.withLock { $0.secondaryHint } }
     /// Whether the session is interrupted now.
-    public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+    public var isInterrupted: Bool { state.withLock { $0.client.interrupted } }
 
     /// How many interruptions have begun in this session so far (see
     /// ``playerWillStart(_:askedAfter:)``).

@@ -69,7 +69,7 @@ struct SessionEventOrderTests {
         let first = zip(arrived, expected).enumerated().first { $0.element.0 != $0.element.1 }
         #expect(first == nil, "the arbiter's order departs from the process's at event \(first?.offset ?? -1): \(arrived.suffix(12))")
         let view = try #require(f.arbiter.policy[id])
-        #expect(view.isProducingSound == session.state.withLock { $0.producingSound } && view.isProducingSound,
+        #expect(view.isProducingSound == session.state.withLock { $0.client.producingSound } && view.isProducingSound,
                 "the arbiter ends with the process's sound: \(view)")
         #expect(view.isActive && session.isActive)
     }
@@ -100,6 +100,6 @@ struct SessionEventOrderTests {
         #expect(arrived.filter { $0 == "activate" }.count == 40)
         #expect(arrived.filter { $0 != "activate" }.count == 160, "every flip reaches the arbiter")
         let view = try #require(f.arbiter.policy[id])
-        #expect(view.isProducingSound == session.state.withLock { $0.producingSound }, "the last report wins: \(view)")
+        #expect(view.isProducingSound == session.state.withLock { $0.client.producingSound }, "the last report wins: \(view)")
     }
 }

@@ -61,28 +61,16 @@ extension AudioSession {
         // The arbiter's owner, followed; a new arbiter host (the previous one exited):
         // register again, as a session still waiting for room does with any new host.
         subscriptions.append(try await connection.watchNameOwner(ArbiterName.bus) { [weak self] change in
-            guard let self else { return }
-            let (previous, waiting) = self.state.withLock { s in
-                s.arbiterOwner = change.newOwner
-                s.arbiterOwnerChanges += 1
-                return (s.registeredWith, s.waitingForRoom)
-            }
-            guard let owner = change.newOwner else { return }
-            if waiting {
-                self.retryRegistration(on: connection)
-                return
-            }
-            guard previous != nil, previous != owner else { return }
-            self.enqueue { try? await self.register(on: connection, reset: true) }
+            self?.feedRegistration(.arbiterOwnerChanged(change.newOwner), on: connection)
         })
         // Unicast signals need no match rule; SessionsAvailable is broadcast and does.
         subscriptions.append(try await connection.subscribe(MatchRule(interface: ArbiterName.interface), addMatch: false) { [weak self] message in
             self?.arbiterSignal(message)
         })
         subscriptions.append(try await connection.subscribe(ArbiterSignal.sessionsAvailableRule, handler: { _ in }))
-        let changes = state.withLock { $0.arbiterOwnerChanges }
+        let changes = state.withLock { $0.client.arbiterOwnerChanges }
         let owner = try await connection.nameOwner(ArbiterName.bus)
-        state.withLock { s in if s.arbiterOwnerChanges == changes { s.arbiterOwner = owner } }
+        state.withLock { _ = feed(.arbiterOwnerAnswered(owner, changesBefore: changes), &$0) }
         state.withLock { s in
             s.connection = connection
             s.arbiterConnection = arbiterConnection
@@ -161,26 +149,21 @@ extension AudioSession {
             answer = .failure(error)
         }
         if case .failure(let error) = answer, error.name == ArbiterName.Error.limitsExceeded {
-            // No room now: keep the state here, and register when the arbiter says there
-            // is room (SessionsAvailable) or a new host takes over; meanwhile the calls
-            // that would change the session change only the state kept here. Room
-            // announced while this call was on its way is tried on the path, after it.
-            state.withLock { s in
-                s.waitingForRoom = true
-                s.waitingAfterHostChange = s.waitingAfterHostChange || reset
-            }
+            // No room now (see `SessionClient.Registration.waitingForRoom`). Room announced
+            // while this call was on its way is tried on the path, after it.
+            state.withLock { _ = feed(.registrationRefused(reset: reset), &$0) }
             AudioSession.trace("registration refused (\(error.message)); waiting for room")
             return
         }
         let situation = try ArbiterSituation(decoding: answer.get())
         let previousHost = state.withLock { s -> String? in
-            defer { (s.registeredWith, s.waitingForRoom, s.waitingAfterHostChange) = (owner, false, false) }
+            defer { _ = feed(.registrationAccepted(host: owner), &s) }
             s.otherAudioPlaying = situation.otherAudioPlaying
             s.secondaryHint = situation.secondaryAudioShouldBeSilenced
             s.duckGain = situation.duckGain
             s.outputReported = registration.output
             feed(.registered(producing: registration.producingSound), &s)
-            return s.registeredWith
+            return s.client.registeredWith
         }
         engine.setProcessGain(wantedProcessGain)
         if reset { post(.mediaServicesWereReset) }
@@ -205,14 +188,24 @@ extension AudioSession {
     private func retryRegistration(on connection: DBusConnection) {
         enqueue {
             _ = try? await self.connect()
-            let (waiting, reset) = self.state.withLock { ($0.waitingForRoom, $0.waitingAfterHostChange) }
-            guard waiting else { return }
-            // A registration refused after a host change is still one: it says why
-            // it is interrupted, and the session hears mediaServicesWereReset.
-            try? await self.register(on: connection, reset: reset)
-            guard !self.state.withLock({ $0.waitingForRoom }) else { return }
-            AudioSession.trace("registered after waiting for room")
-            await self.reportMissedSound()
+            for case .register(let reset) in self.state.withLock({ self.feed(.registrationRetryDue, &$0) }) {
+                try? await self.register(on: connection, reset: reset)
+                guard !self.state.withLock({ $0.client.isWaitingForRoom }) else { return }
+                AudioSession.trace("registered after waiting for room")
+                await self.reportMissedSound()
+            }
+        }
+    }
+
+    /// Feeds a registration input to the session's client, and enqueues the registrations
+    /// it asks for on `connection` (the session's, which may not be stored yet).
+    private func feedRegistration(_ input: SessionClient.Input, on connection: DBusConnection) {
+        for effect in state.withLock({ feed(input, &$0) }) {
+            switch effect {
+            case .enqueueRegistration(let reset): enqueue { try? await self.register(on: connection, reset: reset) }
+            case .enqueueRegistrationRetry: retryRegistration(on: connection)
+            default: break
+            }
         }
     }
 
@@ -221,7 +214,7 @@ extension AudioSession {
     /// here, and the registration carries it.
     func call(_ call: ArbiterCall) async throws {
         let connection = try await connection()
-        guard !state.withLock({ $0.waitingForRoom }) else { return }
+        guard !state.withLock({ $0.client.isWaitingForRoom }) else { return }
         _ = try await connection.call(call)
     }
 
@@ -230,16 +223,14 @@ extension AudioSession {
     private func arbiterSignal(_ message: DBusMessage) {
         let signal: ArbiterSignal
         do {
-            signal = try ArbiterSignal(message, arbiter: state.withLock { $0.arbiterOwner })
+            signal = try ArbiterSignal(message, arbiter: state.withLock { $0.client.arbiterOwner })
         } catch {
             AudioSession.trace("\(error)")
             return
         }
         switch signal {
         case .sessionsAvailable:
-            // Tried on the path, whether or not a refusal has arrived yet: a registration
-            // on its way may be refused before the attempt runs.
-            if let connection = state.withLock({ $0.connection }) { retryRegistration(on: connection) }
+            if let connection = state.withLock({ $0.connection }) { feedRegistration(.sessionsAvailable, on: connection) }
         case .deactivated(let reason):
             state.withLock { $0.isActive = false }
             arbiterSilencedSession()

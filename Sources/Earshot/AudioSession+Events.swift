@@ -76,8 +76,8 @@ extension AudioSession {
                 }
             case .enqueueMissedSoundCheck:
                 enqueue { await self.reportMissedSound() }
-            case .reportSound:
-                break
+            case .reportSound, .enqueueRegistration, .enqueueRegistrationRetry, .register:
+                break  // on the path, by the caller (see `AudioSession+Arbiter.swift` for registrations)
             }
         }
         return effects
@@ -100,7 +100,7 @@ extension AudioSession {
     /// go back to back on the session's connection, then their replies are awaited, so the
     /// report reaches the arbiter one round trip after the sound, not one per call.
     func sendSound(_ producing: Bool) async {
-        guard let connection = await registeredConnection(), !state.withLock({ $0.waitingForRoom }) else { return }
+        guard let connection = await registeredConnection(), !state.withLock({ $0.client.isWaitingForRoom }) else { return }
         var messages: [DBusMessage] = []
         var claims = false
         if producing, isEligibleRemoteTarget, let mpris = state.withLock({ $0.mpris }) {
@@ -132,7 +132,7 @@ extension AudioSession {
     /// The connection once the session has registered (without a suspension then, so that
     /// a report goes out at once), else after connecting; nil if the bus cannot be reached.
     func registeredConnection() async -> DBusConnection? {
-        if let connection = state.withLock({ $0.registeredWith != nil ? $0.connection : nil }) { return connection }
+        if let connection = state.withLock({ $0.client.registeredWith != nil ? $0.connection : nil }) { return connection }
         return try? await connection()
     }
 

@@ -99,8 +99,8 @@ public final class AudioSession: Sendable {
         var options: CategoryOptions = []
         var mode: Mode = .default
         var isActive = false
-        /// What the session tells the arbiter of its sound, and whether it is interrupted
-        /// (see `SessionClient`): fed on the state lock by `feed(_:_:)`.
+        /// What the session tells the arbiter of its sound, whether it is interrupted, and its
+        /// registration (see `SessionClient`): fed on the state lock by `feed(_:_:)`.
         var client = SessionClient()
         var otherAudioPlaying = false
         var secondaryHint = false
@@ -120,18 +120,6 @@ public final class AudioSession: Sendable {
         var arbiterConnection: DBusConnection?
         var connecting: Task<DBusConnection, any Error>?
         var hosted: Arbiter?
-        var registeredWith: String?
-        /// The unique name that owns `org.earshot.AudioSession` now, followed through
-        /// `NameOwnerChanged`: the arbiter's signals are obeyed only from it.
-        var arbiterOwner: String?
-        /// How many `NameOwnerChanged` for the arbiter's name have arrived (a
-        /// `GetNameOwner` answer is stale if one arrived while it was asked).
-        var arbiterOwnerChanges = 0
-        /// The arbiter refused the registration for lack of room (`LimitsExceeded`): the
-        /// session keeps its state here and registers on `SessionsAvailable`.
-        var waitingForRoom = false
-        /// The refused registration followed a host change (the retry is one too).
-        var waitingAfterHostChange = false
         var subscriptions: [SignalSubscription] = []
         var routes: RouteMonitor?
         var mpris: MPRISPlayer?

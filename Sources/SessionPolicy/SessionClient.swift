@@ -32,6 +32,14 @@ package struct SessionClient: Sendable, Hashable {
     /// A resumption started its players again without telling the arbiter of the sound the
     /// engine may have kept through the interruption: told once one of them is heard.
     package private(set) var missedSoundAwaitsHearing = false
+    /// Where the session stands with the arbiter.
+    package internal(set) var registration = Registration.unregistered
+    /// The unique name that owns the arbiter's bus name now, followed through the bus's
+    /// owner changes: the arbiter's signals are obeyed only from it.
+    package internal(set) var arbiterOwner: String?
+    /// How many owner changes have arrived (an answer to "who owns it" is stale if one
+    /// arrived while it was asked).
+    package internal(set) var arbiterOwnerChanges = 0
 
     /// A client that has told the arbiter nothing.
     package init() {}
@@ -86,6 +94,22 @@ extension SessionClient {
         /// The arbiter may not count sound the process makes: an activation or a
         /// registration was answered, or a resumption had no player to wait for.
         case arbiterMayHaveMissedSound
+
+        // Registration (see `SessionClient+Registration.swift`).
+
+        /// The bus says the arbiter's name has a new owner (nil: none).
+        case arbiterOwnerChanged(String?)
+        /// The bus answered who owns the arbiter's name, asked after `changesBefore` owner
+        /// changes had arrived.
+        case arbiterOwnerAnswered(String?, changesBefore: Int)
+        /// The arbiter announced room for more sessions.
+        case sessionsAvailable
+        /// The arbiter refused a registration for lack of room; `reset`: it followed a host change.
+        case registrationRefused(reset: Bool)
+        /// The arbiter `host` accepted a registration (nil: its owner was not known).
+        case registrationAccepted(host: String?)
+        /// A retry enqueued by ``Effect/enqueueRegistrationRetry`` runs (on the path).
+        case registrationRetryDue
     }
 
     /// What the session is to do.
@@ -97,6 +121,12 @@ extension SessionClient {
         case enqueueMissedSoundCheck
         /// Report `producing` to the arbiter now (on the path).
         case reportSound(producing: Bool)
+        /// Enqueue a registration with the session's whole state; `reset`: after a host change.
+        case enqueueRegistration(reset: Bool)
+        /// Enqueue ``Input/registrationRetryDue`` (after the registration on its way, if any).
+        case enqueueRegistrationRetry
+        /// Register now (on the path); `reset`: as after a host change.
+        case register(reset: Bool)
     }
 
     /// Applies `input` and returns what to do, in order.
@@ -152,6 +182,9 @@ extension SessionClient {
             return !players && missedSound ? [.reportSound(producing: true)] : []
         case .arbiterMayHaveMissedSound:
             return missedSound ? [.reportSound(producing: true)] : []
+        case .arbiterOwnerChanged, .arbiterOwnerAnswered, .sessionsAvailable, .registrationRefused,
+             .registrationAccepted, .registrationRetryDue:
+            return handleRegistration(input)
         }
     }
 

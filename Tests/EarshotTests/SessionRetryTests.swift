@@ -32,7 +32,7 @@ struct SessionRetryTests {
         // arbiter applies a registration's category and activation one step after another
         // on its bus thread, and this test reads the policy from another thread.
         try await eventually("the refused session to register") {
-            session.state.withLock { $0.registeredWith != nil && !$0.waitingForRoom }
+            session.state.withLock { $0.client.registeredWith != nil && !$0.client.isWaitingForRoom }
         }
         let late = try #require(f.arbiter.policy.sessions.values.first { $0.appName == "late" })
         #expect(late.category == .playback && late.isActive, "the registration carries the category and activation: \(late)")
@@ -57,7 +57,7 @@ struct SessionRetryTests {
                                    engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
         defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.connect()
-        try await eventually("the session to be refused") { session.state.withLock { $0.waitingForRoom } }
+        try await eventually("the session to be refused") { session.state.withLock { $0.client.isWaitingForRoom } }
 
         // Another process (gdbus) registers, and its session goes when it exits.
         let other = try await run("gdbus", ["call", "--address", f.bus.address, "--dest", ArbiterName.bus,
@@ -69,7 +69,7 @@ struct SessionRetryTests {
         // again, so the next session to go announces room again.
         try await eventually("the retry to be refused") { f.arbiter.state.withLock { $0.refusedForRoom } }
         #expect(f.arbiter.policy.sessions.values.map(\.appName) == ["filler"])
-        #expect(session.state.withLock { $0.waitingForRoom && $0.registeredWith == nil })
+        #expect(session.state.withLock { $0.client.isWaitingForRoom && $0.client.registeredWith == nil })
 
         filler.connection.close()
         try await eventually("the session to register on the next announcement") {

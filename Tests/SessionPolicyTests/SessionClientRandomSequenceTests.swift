@@ -48,6 +48,8 @@ private struct ClientWorld {
         case .reportSound(let producing):
             if client.interrupted { missedReportsWhileInterrupted += 1 }
             send(producing)
+        case .enqueueRegistration, .enqueueRegistrationRetry, .register:
+            log.append("unexpected \(effect)")  // no registration input here
         }
     }
 

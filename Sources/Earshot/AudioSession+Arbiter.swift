@@ -125,7 +125,7 @@ extension AudioSession {
             var r = ArbiterRegistration()
             (r.category, r.options, r.mode, r.active) = (s.category, s.options, s.mode, s.isActive)
             r.producingSound = s.client.registrationSound
-            return (r, reset && s.client.interrupted ? s.interruptedBy : nil, reset && s.client.interrupted ? s.silencedBy : nil,
+            return (r, reset ? s.client.interruptedBy : nil, reset ? s.client.silencedBy : nil,
                     !s.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
@@ -169,11 +169,8 @@ extension AudioSession {
         if reset { post(.mediaServicesWereReset) }
         if staleInterruption, interruptedBy == nil {
             let by = state.withLock { s -> String? in
-                defer {
-                    (s.interruptedBy, s.silencedBy) = (nil, nil)
-                    feed(.interruptionEnded, &s)
-                }
-                return s.interruptedBy
+                defer { feed(.interruptionEnded, &s) }
+                return s.client.interruptedBy
             }
             // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
             let resume = by != nil && (by == previousHost || wasPlaying)
@@ -232,27 +229,23 @@ extension AudioSession {
         case .sessionsAvailable:
             if let connection = state.withLock({ $0.connection }) { feedRegistration(.sessionsAvailable, on: connection) }
         case .deactivated(let reason):
-            state.withLock { $0.isActive = false }
-            arbiterSilencedSession()
+            state.withLock { s in
+                s.isActive = false
+                feed(.deactivatedByArbiter, &s)
+            }
             AudioSession.trace("deactivated by the arbiter (\(reason.rawValue))")
             post(.deactivatedAfterSilence)
         case .interruptionBegan(let reason):
-            let by = reason.interrupter?.rawValue ?? ""
             state.withLock { s in
-                feed(.interruptionBegan, &s)
-                s.interruptions &+= 1
-                s.interruptedBy = by.isEmpty ? nil : by
-                s.silencedBy = reason == .screenLocked || reason == .silentMode ? reason : nil
+                feed(.interruptionBegan(reason), &s)
                 s.isActive = false
             }
-            arbiterSilencedSession()
             AudioSession.trace("interruption began")
             pausePlayersForInterruption()
             post(.interruption(.began(reason: reason)))
         case .interruptionEnded(let resume):
             // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
             let shouldResume = state.withLock { s in
-                (s.interruptedBy, s.silencedBy) = (nil, nil)
                 feed(.interruptionEnded, &s)
                 return resume || s.resumeOwed || s.playingActivations > 0
             }

@@ -76,6 +76,8 @@ extension AudioSession {
                 }
             case .enqueueMissedSoundCheck:
                 enqueue { await self.reportMissedSound() }
+            case .enqueueArbiterStoppedCounting:
+                enqueue { await self.feedOnPath(.arbiterStoppedCounting) }
             case .reportSound, .enqueueRegistration, .enqueueRegistrationRetry, .register:
                 break  // on the path, by the caller (see `AudioSession+Arbiter.swift` for registrations)
             }
@@ -86,12 +88,6 @@ extension AudioSession {
     /// Feeds `input` to the session's client on the path, and sends the reports it asks for.
     func feedOnPath(_ input: SessionClient.Input) async {
         for case .reportSound(let producing) in state.withLock({ feed(input, &$0) }) { await sendSound(producing) }
-    }
-
-    /// The arbiter stopped counting the session's sound (it interrupted or deactivated it):
-    /// recorded on the path, after the replies of the calls sent before its signal came.
-    func arbiterSilencedSession() {
-        enqueue { await self.feedOnPath(.arbiterStoppedCounting) }
     }
 
     /// Reports sound or silence to the arbiter (on the path). On sound in an eligible

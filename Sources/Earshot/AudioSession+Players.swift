@@ -151,7 +151,7 @@ extension AudioSession {
                 s.resumeOwed = true
                 return (nil, false)
             }
-            if s.client.interrupted, let interruptions, s.interruptions != interruptions {
+            if s.client.interrupted, let interruptions, s.client.interruptionsBegun != interruptions {
                 s.pausedByInterruption.insert(id)
                 return (nil, false)
             }
@@ -209,7 +209,7 @@ extension AudioSession {
     func playerDidStart(_ player: AudioPlayer, interruptionsBefore: UInt64) {
         let id = ObjectIdentifier(player)
         let missed = state.withLock { s -> Bool in
-            guard s.client.interrupted, s.interruptions != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
+            guard s.client.interrupted, s.client.interruptionsBegun != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
             s.pausedByInterruption.insert(id)
             return true
         }
@@ -276,7 +276,7 @@ extension AudioSession {
                 s.resumeOwed = false
                 defer { s.pausedByInterruption = [] }
                 s.resumingPlayers.formUnion(s.pausedByInterruption)
-                return (s.pausedByInterruption, s.interruptions)
+                return (s.pausedByInterruption, s.client.interruptionsBegun)
             }
             let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
             await self.feedOnPath(.resumedPlayers(!players.isEmpty))
@@ -286,7 +286,7 @@ extension AudioSession {
             // may have found them not playing yet: pause and record them now.
             let missed = self.state.withLock { s -> Bool in
                 s.resumingPlayers.subtract(paused)
-                return s.client.interrupted && s.interruptions != generation
+                return s.client.interrupted && s.client.interruptionsBegun != generation
             }
             if missed {
                 let playing = players.filter(\.isPlaying)

@@ -104,10 +104,6 @@ public final class AudioSession: Sendable {
         var client = SessionClient()
         var otherAudioPlaying = false
         var secondaryHint = false
-        /// The unique name of the session that interrupted this one, if a session did.
-        var interruptedBy: String?
-        /// The screen lock or silent mode, when that is what interrupted this session.
-        var silencedBy: InterruptionReason?
         var duckGain = 1.0
         /// The output last told to the arbiter (`SetOutput`, or `Register`), for
         /// `earshot status`; nil before the first.
@@ -134,9 +130,8 @@ public final class AudioSession: Sendable {
         /// its way resumes the players it paused (see `resumePlayersAfterInterruption`).
         var playingActivations = 0
         /// Players being started again by a resumption (their start must not take over a
-        /// new interruption), and how many interruptions have begun so far.
+        /// new interruption).
         var resumingPlayers: Set<ObjectIdentifier> = []
-        var interruptions: UInt64 = 0
         /// Players asked to play while the session was interrupted, waiting for the
         /// session's own re-activation.
         var startsAwaitingActivation: Set<ObjectIdentifier> = []
@@ -192,7 +187,7 @@ public final class AudioSession: Sendable {
 
     /// How many interruptions have begun in this session so far (see
     /// ``playerWillStart(_:askedAfter:)``).
-    var interruptionsBegun: UInt64 { state.withLock { $0.interruptions } }
+    var interruptionsBegun: UInt64 { state.withLock { $0.client.interruptionsBegun } }
     /// The gain the arbiter applies while another session ducks this one (1 when not ducked).
     public var duckGain: Double { state.withLock { $0.duckGain } }
 

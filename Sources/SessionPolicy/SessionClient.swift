@@ -21,8 +21,11 @@ package struct SessionClient: Sendable, Hashable {
     package private(set) var soundIsSystemSoundsOnly = false
     /// A recorder of the process records: the session is in use, as when it sounds.
     package private(set) var recording = false
-    /// The session is interrupted now (as the arbiter's signals say).
-    package private(set) var interrupted = false
+    /// Whether the session is interrupted now (as the arbiter's signals say), and by what.
+    package private(set) var interruption = Interruption.none
+    /// How many interruptions have begun so far (a player's start asked for before the
+    /// latest one began does not take over from it).
+    package private(set) var interruptionsBegun: UInt64 = 0
     /// Whether the arbiter counts the session as sounding, as far as the path knows: set by
     /// its answered reports and registrations, cleared by a deactivation and by the
     /// arbiter's interruptions and deactivations. Written on the path only.
@@ -47,6 +50,9 @@ package struct SessionClient: Sendable, Hashable {
     /// Whether the session is in use: it sounds or records.
     package var inUse: Bool { producingSound || recording }
 
+    /// Whether the session is interrupted now.
+    package var interrupted: Bool { interruption != .none }
+
     /// The sound a registration carries: an interrupted session is silent, even if the
     /// engine has not yet noticed (its sound-stopped event lags by the silence threshold):
     /// claiming sound would activate it again and make it interrupt its interrupter.
@@ -54,6 +60,25 @@ package struct SessionClient: Sendable, Hashable {
 }
 
 extension SessionClient {
+    /// Whether the session is interrupted.
+    package enum Interruption: Sendable, Hashable {
+        /// Not interrupted.
+        case none
+        /// Interrupted: `by` names the session that interrupted this one, if a session did;
+        /// `silencedBy`, the screen lock or silent mode, when that is what interrupted it.
+        case interrupted(by: String?, silencedBy: InterruptionReason?)
+    }
+
+    /// The unique name of the session that interrupted this one, if a session did.
+    package var interruptedBy: String? {
+        if case .interrupted(let by, _) = interruption { by } else { nil }
+    }
+
+    /// The screen lock or silent mode, when that is what interrupted this session.
+    package var silencedBy: InterruptionReason? {
+        if case .interrupted(_, let reason) = interruption { reason } else { nil }
+    }
+
     /// What happens to the session, in the process or on the path.
     package enum Input: Sendable, Hashable {
         // In the process (any thread, under the session's lock).
@@ -71,8 +96,10 @@ extension SessionClient {
         case joinedSounding
         /// A player resumed by the end of an interruption was heard.
         case playerHeard
-        /// The arbiter began an interruption of the session.
-        case interruptionBegan
+        /// The arbiter began an interruption of the session, for `reason`.
+        case interruptionBegan(InterruptionReason)
+        /// The arbiter deactivated the session (it stayed silent while interrupting others).
+        case deactivatedByArbiter
         /// The interruption ended (by the arbiter's signal, or at a registration that found
         /// its interrupter gone).
         case interruptionEnded
@@ -121,6 +148,10 @@ extension SessionClient {
         case enqueueMissedSoundCheck
         /// Report `producing` to the arbiter now (on the path).
         case reportSound(producing: Bool)
+        /// Enqueue ``Input/arbiterStoppedCounting``: the arbiter stopped counting the
+        /// session's sound when it sent its signal, which the path records after the replies
+        /// of the calls sent before the signal came.
+        case enqueueArbiterStoppedCounting
         /// Enqueue a registration with the session's whole state; `reset`: after a host change.
         case enqueueRegistration(reset: Bool)
         /// Enqueue ``Input/registrationRetryDue`` (after the registration on its way, if any).
@@ -159,11 +190,15 @@ extension SessionClient {
             // follow the report (an audible mix resets the engine's silence count).
             defer { missedSoundAwaitsHearing = false }
             return missedSoundAwaitsHearing ? [.enqueueMissedSoundCheck] : []
-        case .interruptionBegan:
-            interrupted = true
-            return []
+        case .interruptionBegan(let reason):
+            interruption = .interrupted(by: reason.interrupter.map(\.rawValue).flatMap { $0.isEmpty ? nil : $0 },
+                                        silencedBy: reason == .screenLocked || reason == .silentMode ? reason : nil)
+            interruptionsBegun &+= 1
+            return [.enqueueArbiterStoppedCounting]
+        case .deactivatedByArbiter:
+            return [.enqueueArbiterStoppedCounting]
         case .interruptionEnded:
-            interrupted = false
+            interruption = .none
             return []
         case .soundReportDequeued:
             soundReportsOnPath -= 1

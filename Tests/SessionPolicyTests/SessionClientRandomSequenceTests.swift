@@ -45,6 +45,7 @@ private struct ClientWorld {
         switch effect {
         case .enqueueSoundReport(let producing): path.append(.report(producing: producing))
         case .enqueueMissedSoundCheck: path.append(.missedSoundCheck)
+        case .enqueueArbiterStoppedCounting: path.append(.stoppedCounting)
         case .reportSound(let producing):
             if client.interrupted { missedReportsWhileInterrupted += 1 }
             send(producing)
@@ -105,8 +106,7 @@ private struct ClientWorld {
             guard !client.interrupted else { return }
             arbiterInterrupted = true
             arbiterCounts = false
-            handle(.interruptionBegan)
-            path.append(.stoppedCounting)
+            handle(.interruptionBegan(Bool.random(using: &random) ? .screenLocked : .sessionActivated(":1.9")))
         case 10:
             guard client.interrupted else { return }
             arbiterInterrupted = false
@@ -201,7 +201,8 @@ struct SessionClientRandomSequenceTests {
         _ = client.handle(.engineSound(producing: true, systemSoundsOnly: false))
         _ = client.handle(.soundReportDequeued)
         _ = client.handle(.soundReportAnswered(producing: true, counted: true))
-        _ = client.handle(.interruptionBegan)
+        #expect(client.handle(.interruptionBegan(.sessionActivated(":1.9"))) == [.enqueueArbiterStoppedCounting])
+        #expect(client.interruptedBy == ":1.9" && client.silencedBy == nil && client.interruptionsBegun == 1)
         _ = client.handle(.arbiterStoppedCounting)
         _ = client.handle(.interruptionEnded)
         #expect(client.handle(.resumedPlayers(true)) == [])

@@ -59,6 +59,30 @@ package final class PulseContext: @unchecked Sendable {
         return result >= 0
     }
 
+    /// Connects to `server` (as ``connect(server:)``) and starts the loop's thread, before
+    /// which the context was made and its state handler set. Where either fails, the context
+    /// is released and the loop stopped, and the error says why in libpulse's words: the
+    /// caller has nothing left to undo. Not on the loop's thread (it does not run yet).
+    package func start(server: String?) throws(StartFailure) {
+        let failure: String
+        if !connect(server: server) {
+            failure = lastError
+        } else if !mainloop.start() {
+            failure = "cannot start libpulse's thread"
+        } else {
+            return
+        }
+        release()
+        mainloop.stop()
+        throw StartFailure(reason: failure)
+    }
+
+    /// Why ``start(server:)`` failed: libpulse's text for it.
+    package struct StartFailure: Error, Sendable {
+        /// What went wrong (`Connection refused`).
+        package let reason: String
+    }
+
     /// The state now.
     package var state: State { Self.state(of: pointer) }
 

@@ -88,11 +88,8 @@ final class PulseInput: CaptureInput, @unchecked Sendable {
                 callbacks.lose("the sound server went away (\(context.lastError))")
             }
         }
-        guard context.connect(server: address), mainloop.start() else {
-            let reason = context.lastError
-            context.release()
-            mainloop.stop()
-            throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(reason)")
+        do { try context.start(server: address) } catch {
+            throw .deviceUnavailable(device: "sound server", reason: "no server answered: \(error.reason)")
         }
         mainloop.lock()
         let deadline = context.deadline(after: connectTimeout)

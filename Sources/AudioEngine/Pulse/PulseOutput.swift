@@ -209,17 +209,7 @@ final class PulseOutput: AudioOutput, @unchecked Sendable {
             throw .noServer("pa_context_new failed")
         }
         let context = connection.pointer
-        guard connection.connect(server: address) else {
-            let reason = connection.lastError
-            connection.release()
-            loop.stop()
-            throw .noServer(reason)
-        }
-        guard loop.start() else {
-            connection.release()
-            loop.stop()
-            throw .noServer("cannot start libpulse's thread")
-        }
+        do { try connection.start(server: address) } catch { throw .noServer(error.reason) }
 
         loop.lock()
         // libpulse's thread answers the server's requests for the render thread: it gets the

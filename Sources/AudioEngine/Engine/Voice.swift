@@ -52,6 +52,10 @@ public final class Voice: @unchecked Sendable {
     /// Paused while nothing else played: when the engine drops the buffered audio, the
     /// voice goes back to what was heard.
     let rewindOnFlush = Atomic<Bool>(false)
+    /// Plays that found the voice not playing (counted by ``play(atDeviceTime:)``, before it
+    /// says playing): each is a start, to be heard, even where the mixer never saw the
+    /// pause before it (see ``renderPlaysSeen``).
+    let playsFromStill = Atomic<UInt64>(0)
     /// Until that rewind: the position the pause expects to stop at (what is heard now, plus
     /// what the output will still play after its flush), for ``currentTime``.
     let pausedPosition = AtomicDouble(0)
@@ -112,6 +116,13 @@ public final class Voice: @unchecked Sendable {
     /// for the reader to have ``primed`` the ring (a play without prepare starts a little
     /// late, as with AVAudioPlayer), and an empty ring is not a dropout.
     var renderHasStarted = false
+    /// ``playsFromStill`` as the mixer last started the voice. A pause and a play that both
+    /// come before the mixer looks (an interruption that begins and ends within a few
+    /// milliseconds) leave the voice started in the mix, with no flush and no rewind to
+    /// start it again; the count tells the mixer that a start is owed all the same, so
+    /// that the start handler is called for every play (a session waits for a resumed
+    /// player to be heard before it reports its sound).
+    var renderPlaysSeen: UInt64 = 0
     /// The engine frame just after the last frame mixed from the ring, and the engine frame
     /// since which the ring's frames were mixed without a gap (one ring frame per engine
     /// frame): a rewind to an engine frame in between goes back in the ring by the same
@@ -255,7 +266,10 @@ public final class Voice: @unchecked Sendable {
             if start != Int64.min { startFrame.store(start, ordering: .relaxed) }
             return
         }
-        if !renderHasStarted {
+        // After the `playing` load above: a play counts before it says playing.
+        let plays = playsFromStill.load(ordering: .acquiring)
+        if !renderHasStarted || plays != renderPlaysSeen {
+            renderPlaysSeen = plays
             heardStartFrame.store(firstFrame + Int64(offset), ordering: .releasing)
             engine.eventSemaphore.signal()
             renderStartedAt = firstFrame + Int64(offset)

@@ -31,16 +31,15 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The sound server's inputs and their changes: its sources and default source, followed
-/// through libpulse's subscription (source and server events) on a `pa_threaded_mainloop`;
-/// event-driven, no polling.
+/// through the process's shared subscription to the server (source and server events,
+/// ``PulseSubscriber``); event-driven, no polling.
 ///
 /// The inputs are the sources that are not monitors, plus the default source when it is a
 /// monitor (someone chose to record what plays). The default input comes first.
 ///
-/// When the server goes away, the inputs become empty (handlers see it) and the monitor's
-/// ``PulseSubscriber`` waits for the server's socket to be created again
-/// (``PulseSubscriber/Reconnect/whenSocketAppears``), then reconnects and the monitor reads
-/// the inputs.
+/// When the server goes away, the inputs become empty (handlers see it) and the
+/// ``PulseSubscriber`` waits for the server's socket to be created again, then reconnects and
+/// the monitor reads the inputs.
 ///
 /// `@unchecked Sendable`: libpulse is used under its mainloop's lock or in its callbacks;
 /// the results are kept under a mutex.
@@ -49,10 +48,9 @@ public final class InputMonitor: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
 
     final class Box: @unchecked Sendable {
-        let loop: PulseMainloop
         // Mainloop thread (or under its lock) only.
-        /// Set once by ``InputMonitor/init(server:timeout:)``.
-        var subscriber: PulseSubscriber?
+        /// Set once by ``InputMonitor/init(server:timeout:)``, before it starts.
+        var subscription: PulseSubscriber.Subscription!
         /// The first connection failed or was lost before the inputs were read.
         var failedBeforeReady = false
         var defaultSource: String?
@@ -63,24 +61,21 @@ public final class InputMonitor: @unchecked Sendable {
         let ready = Atomic<Bool>(false)
         /// How many times the monitor connected again after a loss (for tests).
         let reconnections = Atomic<Int>(0)
-        init(loop: PulseMainloop) { self.loop = loop }
     }
 
     /// Connects to `server` (or libpulse's default) and reads the inputs once before returning.
     ///
     /// - Throws: ``RouteError`` when no server answers within `timeout` seconds.
     public init(server: String? = nil, timeout: Double = 3) throws(RouteError) {
-        guard let loop = PulseMainloop(name: nil) else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "pa_threaded_mainloop_new failed") }
-        let box = Box(loop: loop)
+        let box = Box()
         let mask = PA_SUBSCRIPTION_MASK_SOURCE.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue
-        box.subscriber = PulseSubscriber(on: loop, name: "earshot inputs", server: server, mask: mask,
-                                         reconnect: .whenSocketAppears) { [unowned box] event in InputMonitor.handle(event, box) }
-        guard loop.start() else {
-            loop.stop()
-            throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
-        }
+        guard let subscription = PulseSubscriber.subscribe(server: server, mask: mask, handler: { [unowned box] event in
+            InputMonitor.handle(event, box)
+        }) else { throw RouteError.serverUnreachable(server: server ?? "default", reason: "cannot start libpulse's main loop") }
+        box.subscription = subscription
+        subscription.start()
+        let loop = subscription.mainloop
         loop.lock()
-        box.subscriber?.start()
         // A server that accepts and never answers: a deadline wakes the wait below.
         var passed = false
         let deadline = loop.timer(after: timeout) {
@@ -90,9 +85,8 @@ public final class InputMonitor: @unchecked Sendable {
         while !box.ready.load(ordering: .acquiring) {
             if box.failedBeforeReady || passed {
                 deadline.cancel()
-                box.subscriber?.close()
                 loop.unlock()
-                loop.stop()
+                subscription.close()
                 throw RouteError.serverUnreachable(server: server ?? "default", reason: "no sound server answered")
             }
             loop.wait()
@@ -107,8 +101,7 @@ public final class InputMonitor: @unchecked Sendable {
     /// Stops following the server.
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        box.loop.withLock { box.subscriber?.close() }
-        box.loop.stop()
+        box.subscription.close()
     }
 
     /// How many times the monitor connected again after losing the server.
@@ -124,7 +117,7 @@ public final class InputMonitor: @unchecked Sendable {
             if ready { box.reconnections.add(1, ordering: .releasing) }
             query(context.pointer, box)
         case .changed:
-            guard let context = box.subscriber?.connectedContext else { return }
+            guard let context = box.subscription.connectedContext else { return }
             query(context.pointer, box)
         case .lost where ready:
             box.collecting = []
@@ -133,7 +126,7 @@ public final class InputMonitor: @unchecked Sendable {
         case .attemptFailed, .lost:
             if !ready {
                 box.failedBeforeReady = true
-                box.loop.signal()
+                box.subscription.mainloop.signal()
             }
         }
     }
@@ -151,12 +144,12 @@ public final class InputMonitor: @unchecked Sendable {
         guard box.pending == 0 else { return }
         box.pending = 1
         let userdata = Unmanaged.passUnretained(box).toOpaque()
-        let operation = pa_context_get_server_info(context, { context, info, userdata in
+        let operation = box.subscription.track(pa_context_get_server_info(context, { context, info, userdata in
             guard let context, let userdata else { return }
             let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
             box.defaultSource = info?.pointee.default_source_name.map { String(cString: $0) }
             box.collecting = []
-            let list = pa_context_get_source_info_list(context, { _, info, eol, userdata in
+            let listed = box.subscription.track(pa_context_get_source_info_list(context, { _, info, eol, userdata in
                 guard let userdata else { return }
                 let box = Unmanaged<Box>.fromOpaque(userdata).takeUnretainedValue()
                 if eol == 0, let info = info?.pointee {
@@ -168,10 +161,10 @@ public final class InputMonitor: @unchecked Sendable {
                     return
                 }
                 InputMonitor.finish(box)
-            }, userdata)
-            if let list { pa_operation_unref(list) } else { InputMonitor.finish(box) }
-        }, userdata)
-        if let operation { pa_operation_unref(operation) } else { box.pending = 0 }
+            }, userdata))
+            if !listed { InputMonitor.finish(box) }
+        }, userdata))
+        if !operation { box.pending = 0 }
     }
 
     private static func finish(_ box: Box) {
@@ -183,7 +176,7 @@ public final class InputMonitor: @unchecked Sendable {
             return inputs != chosen
         }
         box.ready.store(true, ordering: .releasing)
-        box.loop.signal()
+        box.subscription.mainloop.signal()
         if changed {
             for handler in box.handlers.withLock({ $0 }) { handler(chosen) }
         }

@@ -1,30 +1,27 @@
 internal import CPulse
 internal import PulseSupport
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The sound-server side: a libpulse context on its own `pa_threaded_mainloop`, which works
-/// with PulseAudio and with PipeWire's pulse server alike.
+/// The sound-server side: a subscription to the process's shared libpulse connection to the
+/// server (``PulseSubscriber``), which works with PulseAudio and with PipeWire's pulse server
+/// alike.
 ///
 /// Threading: every libpulse call and every field below marked "main loop" happens on the
-/// main-loop thread (in a libpulse callback) or with the main-loop lock held (`start`,
-/// `close`). That is the invariant behind `@unchecked Sendable`. Results leave through
-/// `emit`, which only enqueues them on the monitor's delivery queue: no user code ever runs
-/// under the pulse lock.
+/// main-loop thread (in a libpulse callback) or with the main-loop lock held (`close`). That
+/// is the invariant behind `@unchecked Sendable`. Results leave through `emit`, which only
+/// enqueues them on the monitor's delivery queue: no user code ever runs under the pulse lock.
 ///
 /// What it does on the main loop:
-/// - connects (no autospawn) and, when connected, subscribes to sink, server and card
-///   events, through a ``PulseSubscriber``;
+/// - follows sink, server and card events;
 /// - coalesces events: the first one arms a 20 ms settle timer, further ones during it or
 ///   during the query are folded in; then it asks for the server info (the default sink)
 ///   and the sink list, and emits one `DeviceSnapshot`. Events that arrive while a query is
 ///   in flight make it query again before emitting (at most 5 times in a row);
-/// - when the connection fails or is lost, emits that, drops the context and reconnects
-///   with backoff (0.1 s doubling to 5 s) until closed;
-/// - a connection attempt that is not ready within the connect timeout (a server that
+/// - when the connection fails or is lost, emits that; the subscriber reconnects until
+///   closed, and an attempt that is not ready within the connect timeout (a server that
 ///   accepts but never answers) counts as failed.
 final class PulseBackend: @unchecked Sendable {
     enum Event: Sendable {
@@ -35,16 +32,13 @@ final class PulseBackend: @unchecked Sendable {
         case disconnected(RouteError)
     }
 
-    private let server: String?
     /// The server, for messages.
     let serverDescription: String
     private let emit: @Sendable (Event) -> Void
-    private let loop: PulseMainloop
-    private let stopped = Atomic<Bool>(false)
 
     // Main loop.
     /// Set once at the end of init.
-    private var subscriber: PulseSubscriber?
+    private var subscription: PulseSubscriber.Subscription?
     private var settleTimer: PulseTimer?
     private var querying = false
     private var dirty = false
@@ -57,44 +51,31 @@ final class PulseBackend: @unchecked Sendable {
     private var sinks: [SinkSnapshot] = []
 
     static let settleDelay = 0.02
-    static let reconnect = PulseSubscriber.Reconnect.backoff(first: 0.1, maximum: 5)
 
     init(server: String?, connectTimeout: Double, emit: @escaping @Sendable (Event) -> Void) throws(RouteError) {
         let description = server ?? Self.defaultServerDescription()
         if let server, server.allSatisfy(\.isWhitespace) || server.contains("\0") {
             throw .invalidServer(server)
         }
-        guard let loop = PulseMainloop(name: "earshot-routes") else {
-            throw .setupFailed(server: description, reason: "pa_threaded_mainloop_new failed")
-        }
-        self.server = server
         self.serverDescription = description
         self.emit = emit
-        self.loop = loop
         let mask = PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_CARD.rawValue
-        subscriber = PulseSubscriber(on: loop, name: "Earshot route monitor", server: server, mask: mask, reconnect: Self.reconnect,
-                                     connectTimeout: connectTimeout) { [unowned self] event in self.subscriberEvent(event) }
-    }
-
-    /// Starts the main-loop thread and the first connection attempt; its outcome arrives
-    /// through `emit`.
-    func start() throws(RouteError) {
-        guard loop.start() else {
-            throw .setupFailed(server: serverDescription, reason: "cannot start the libpulse main-loop thread")
+        subscription = PulseSubscriber.subscribe(server: server, mask: mask, connectTimeout: connectTimeout) { [unowned self] event in
+            self.subscriberEvent(event)
         }
-        loop.withLock { subscriber?.start() }
+        guard subscription != nil else { throw .setupFailed(server: description, reason: "cannot start libpulse's main loop") }
     }
 
-    /// Disconnects, stops and frees the main loop. Idempotent. Not from the main-loop thread
-    /// (nothing of ours runs there but libpulse callbacks, which never call it).
+    /// Starts following the server: the outcome of the connection arrives through `emit`.
+    func start() {
+        subscription?.start()
+    }
+
+    /// Stops following the server (the last user of the connection closes it). Idempotent.
+    /// Not from the main-loop thread (nothing of ours runs there but libpulse callbacks,
+    /// which never call it).
     func close() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        precondition(!loop.isLoopThread, "PulseBackend.close on its own thread")
-        loop.withLock {
-            subscriber?.close()
-            resetQuery()
-        }
-        loop.stop()
+        subscription?.close { resetQuery() }
     }
 
     deinit { close() }
@@ -116,8 +97,8 @@ final class PulseBackend: @unchecked Sendable {
         switch event {
         case .connected:
             startQuery()
-        case .changed(let type, _):
-            serverEvent(pa_subscription_event_type_t(rawValue: type))
+        case .changed:
+            requestRefresh()
         case .attemptFailed(.setup(let reason)):
             resetQuery()
             emit(.connectFailed(.setupFailed(server: serverDescription, reason: reason)))
@@ -143,19 +124,11 @@ final class PulseBackend: @unchecked Sendable {
 
     // MARK: Events and queries (main loop)
 
-    private func serverEvent(_ type: pa_subscription_event_type_t) {
-        let facility = type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
-        guard facility == PA_SUBSCRIPTION_EVENT_SINK.rawValue || facility == PA_SUBSCRIPTION_EVENT_SERVER.rawValue
-            || facility == PA_SUBSCRIPTION_EVENT_CARD.rawValue
-        else { return }
-        requestRefresh()
-    }
-
     private func requestRefresh() {
         if querying {
             dirty = true
         } else if settleTimer == nil {
-            settleTimer = loop.timer(after: Self.settleDelay) { [unowned self] in
+            settleTimer = subscription?.mainloop.timer(after: Self.settleDelay) { [unowned self] in
                 self.settleTimer = nil
                 self.startQuery()
             }
@@ -163,7 +136,7 @@ final class PulseBackend: @unchecked Sendable {
     }
 
     private func startQuery() {
-        guard let ctx = subscriber?.connectedContext?.pointer, !querying else { return }
+        guard let subscription, let ctx = subscription.connectedContext?.pointer, !querying else { return }
         querying = true
         dirty = false
         queryFailed = false
@@ -172,19 +145,15 @@ final class PulseBackend: @unchecked Sendable {
         defaultSink = nil
         sinks = []
         outstanding = 2
-        if let operation = pa_context_get_server_info(ctx, { _, info, userdata in
+        if !subscription.track(pa_context_get_server_info(ctx, { _, info, userdata in
             PulseBackend.from(userdata).received(serverInfo: info)
-        }, userdata) {
-            pa_operation_unref(operation)
-        } else {
+        }, userdata)) {
             outstanding -= 1
             queryFailed = true
         }
-        if let operation = pa_context_get_sink_info_list(ctx, { _, info, eol, userdata in
+        if !subscription.track(pa_context_get_sink_info_list(ctx, { _, info, eol, userdata in
             PulseBackend.from(userdata).received(sinkInfo: info, eol: eol)
-        }, userdata) {
-            pa_operation_unref(operation)
-        } else {
+        }, userdata)) {
             outstanding -= 1
             queryFailed = true
         }
@@ -220,7 +189,7 @@ final class PulseBackend: @unchecked Sendable {
         if queryFailed {
             // The context is probably going away; its state callback follows. If it is not,
             // ask again.
-            if subscriber?.connectedContext?.state == .ready { requestRefresh() }
+            if subscription?.connectedContext?.state == .ready { requestRefresh() }
             return
         }
         if dirty && deferrals < 5 {

@@ -101,7 +101,7 @@ public final class RouteMonitor: Sendable {
         }
         self.core = core
         self.pulse = pulse
-        try pulse.start()
+        pulse.start()
         guard core.waitUntilReady(timeout: timeout + 2) else {
             throw core.initFailure
                 ?? .setupFailed(server: pulse.serverDescription, reason: "no route within \(Int(timeout + 2)) s")

@@ -37,58 +37,49 @@ package struct PlaybackStream: Sendable, Hashable {
     package var isSounding: Bool { !corked && role != "event" && pid > 0 }
 }
 
-/// Follows the sound server's playback streams with one libpulse connection on its own
-/// `pa_threaded_mainloop`: the stream list once connected, then the server's sink-input
-/// events (new, changed, removed), each answered by one introspection of that stream.
-/// Nothing polls; an idle server sends nothing.
+/// Follows the sound server's playback streams through the process's shared subscription to
+/// the server (``PulseSubscriber``): the stream list once connected, then the server's
+/// sink-input events (new, changed, removed), each answered by one introspection of that
+/// stream. Nothing polls; an idle server sends nothing.
 ///
 /// Threading: every libpulse call and the fields marked "main loop" run on the main-loop
-/// thread (in libpulse callbacks) or with its lock held (`start`, `close`); that is the
-/// invariant behind `@unchecked Sendable`. Results leave through `report`, which must only
-/// hand them over (the arbiter schedules them onto the bus thread).
+/// thread (in libpulse callbacks) or with its lock held (`updateVolume`, `close`); that is
+/// the invariant behind `@unchecked Sendable`. Results leave through `report`, which must
+/// only hand them over (the arbiter schedules them onto the bus thread).
 ///
-/// When no server answers, or the connection is lost, it reports an empty list and tries
-/// again with backoff (0.5 s doubling to 30 s).
+/// When no server answers, or the connection is lost, it reports an empty list; the
+/// subscriber connects again when the server is back.
 package final class PlaybackStreamWatcher: @unchecked Sendable {
     private let report: @Sendable ([UInt32: PlaybackStream]) -> Void
-    private let loop: PulseMainloop
     private let stopped = Atomic<Bool>(false)
 
     // Main loop.
     /// Set once at the end of init.
-    private var subscriber: PulseSubscriber?
-    private var isClosed = false
+    private var subscription: PulseSubscriber.Subscription!
     private var streams: [UInt32: PlaybackStream] = [:]
     private var listing = false
-
-    static let reconnect = PulseSubscriber.Reconnect.backoff(first: 0.5, maximum: 30)
 
     /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
     /// then the user's runtime directory).
     package init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
-        guard let loop = PulseMainloop(name: "earshot-streams") else { return nil }
         self.report = report
-        self.loop = loop
-        subscriber = PulseSubscriber(on: loop, name: "Earshot arbiter", server: server, mask: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue,
-                                     reconnect: Self.reconnect) { [unowned self] event in self.subscriberEvent(event) }
+        subscription = PulseSubscriber.subscribe(server: server, mask: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue) { [unowned self] event in
+            self.subscriberEvent(event)
+        }
+        guard subscription != nil else { return nil }
     }
 
-    /// Starts the main-loop thread and the first connection attempt.
+    /// Starts following the server's streams.
     package func start() -> Bool {
-        guard loop.start() else { return false }
-        loop.withLock { subscriber?.start() }
+        subscription.start()
         return true
     }
 
-    /// Disconnects and frees the main loop. Idempotent; not from the main-loop thread.
+    /// Stops following them (the last user of the connection closes it). Idempotent; not
+    /// from the main-loop thread.
     package func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        loop.withLock {
-            isClosed = true
-            listing = false
-            subscriber?.close()
-        }
-        loop.stop()
+        subscription.close { listing = false }
     }
 
     deinit { close() }
@@ -118,11 +109,10 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
     // MARK: Streams (main loop)
 
     private func listAll() {
-        guard let ctx = subscriber?.connectedContext?.pointer else { return }
+        guard let ctx = subscription.connectedContext?.pointer else { return }
         listing = true
         var fresh: [UInt32: PlaybackStream] = [:]
-        let box = Unmanaged.passRetained(ListBox { [weak self] info in
-            guard let self else { return }
+        let list = ListBox { [unowned self] info in
             if let info {
                 fresh[info.pointee.index] = Self.stream(info.pointee)
             } else {
@@ -130,37 +120,29 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
                 self.streams = fresh
                 self.report(fresh)
             }
-        }).toOpaque()
-        let operation = pa_context_get_sink_input_info_list(ctx, { _, info, eol, box in
-            let list = Unmanaged<ListBox>.fromOpaque(box!)
-            if eol != 0 {
-                list.takeUnretainedValue().deliver(nil)
-                list.release()
-            } else if let info {
-                list.takeUnretainedValue().deliver(info)
-            }
-        }, box)
-        if let operation {
-            pa_operation_unref(operation)
-        } else {
-            Unmanaged<ListBox>.fromOpaque(box).release()
-            listing = false
         }
+        let operation = pa_context_get_sink_input_info_list(ctx, { _, info, eol, box in
+            let list = Unmanaged<ListBox>.fromOpaque(box!).takeUnretainedValue()
+            if eol != 0 {
+                list.deliver(nil)
+            } else if let info {
+                list.deliver(info)
+            }
+        }, Unmanaged.passUnretained(list).toOpaque())
+        if !subscription.track(operation, keeping: list) { listing = false }
     }
 
     private func serverEvent(_ type: pa_subscription_event_type_t, index: UInt32) {
-        guard type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue == PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue,
-              let ctx = subscriber?.connectedContext?.pointer else { return }
+        guard let ctx = subscription.connectedContext?.pointer else { return }
         let kind = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
         if kind == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue {
             if streams.removeValue(forKey: index) != nil { report(streams) }
             return
         }
-        let operation = pa_context_get_sink_input_info(ctx, index, { _, info, eol, userdata in
+        subscription.track(pa_context_get_sink_input_info(ctx, index, { _, info, eol, userdata in
             guard eol == 0, let info else { return }
             PlaybackStreamWatcher.from(userdata).received(info.pointee)
-        }, userdata)
-        if let operation { pa_operation_unref(operation) }
+        }, userdata))
     }
 
     private func received(_ info: pa_sink_input_info) {
@@ -222,16 +204,14 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
     package func updateVolume(of index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                       completion: @escaping @Sendable (VolumeUpdate) -> Void) {
         guard !stopped.load(ordering: .acquiring) else { return completion(.failed) }
-        loop.lock()
-        let issued = issueUpdate(index, decide: decide, completion: completion)
-        loop.unlock()
+        let issued = subscription.mainloop.withLock { issueUpdate(index, decide: decide, completion: completion) }
         if !issued { completion(.failed) }
     }
 
     /// Main loop (or its lock held).
     private func issueUpdate(_ index: UInt32, decide: @escaping @Sendable ([UInt32]) -> [UInt32]?,
                              completion: @escaping @Sendable (VolumeUpdate) -> Void) -> Bool {
-        guard let ctx = subscriber?.connectedContext?.pointer, !isClosed else { return false }
+        guard let ctx = subscription.connectedContext?.pointer else { return false }
         let box = Unmanaged.passRetained(VolumeBox(decide: decide, completion: completion)).toOpaque()
         let operation = pa_context_get_sink_input_info(ctx, index, { ctx, info, eol, box in
             let update = Unmanaged<VolumeBox>.fromOpaque(box!)

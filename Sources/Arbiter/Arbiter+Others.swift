@@ -67,7 +67,7 @@ extension Arbiter {
             let watcher = PlaybackStreamWatcher(server: server.isEmpty ? nil : server) { [weak self] streams in
                 _ = connection.schedule(after: .zero) { [weak self] in self?.streamsChanged(streams) }
             }
-            if let watcher, watcher.start() {
+            if let watcher {
                 let clock = self.clock
                 let ducker = ForeignStreamDucker(
                     watcher: watcher, now: { [weak self] in self?.tick ?? 0 },

@@ -45,7 +45,6 @@ public struct AudioInputPort: Sendable, Hashable, CustomStringConvertible {
 /// the results are kept under a mutex.
 public final class InputMonitor: @unchecked Sendable {
     private let box: Box
-    private let closed = Atomic<Bool>(false)
 
     final class Box: @unchecked Sendable {
         // Mainloop thread (or under its lock) only.
@@ -100,7 +99,6 @@ public final class InputMonitor: @unchecked Sendable {
 
     /// Stops following the server.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         box.subscription.close()
     }
 

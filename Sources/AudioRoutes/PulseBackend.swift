@@ -63,12 +63,8 @@ final class PulseBackend: @unchecked Sendable {
         subscription = PulseSubscriber.subscribe(server: server, mask: mask, connectTimeout: connectTimeout) { [unowned self] event in
             self.subscriberEvent(event)
         }
-        guard subscription != nil else { throw .setupFailed(server: description, reason: "cannot start libpulse's main loop") }
-    }
-
-    /// Starts following the server: the outcome of the connection arrives through `emit`.
-    func start() {
-        subscription?.start()
+        guard let subscription else { throw .setupFailed(server: description, reason: "cannot start libpulse's main loop") }
+        subscription.start()  // the outcome arrives through `emit`
     }
 
     /// Stops following the server (the last user of the connection closes it). Idempotent.

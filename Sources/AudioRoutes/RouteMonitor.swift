@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Where the route comes from:
 /// - **A sound server** (PulseAudio, or PipeWire's pulse server) through libpulse: the
-///   default sink and its active port. libpulse runs on its own threaded main loop; a burst
+///   default sink and its active port, over the process's one connection to the server
+///   (shared with its other watchers, on its own threaded main loop); a burst
 ///   of sink, server and card events is coalesced (20 ms) into one query of the server info
 ///   and the sink list, and the route is compared before and after (see `RouteTracker` for
 ///   the reason rules).
@@ -101,7 +102,6 @@ public final class RouteMonitor: Sendable {
         }
         self.core = core
         self.pulse = pulse
-        pulse.start()
         guard core.waitUntilReady(timeout: timeout + 2) else {
             throw core.initFailure
                 ?? .setupFailed(server: pulse.serverDescription, reason: "no route within \(Int(timeout + 2)) s")

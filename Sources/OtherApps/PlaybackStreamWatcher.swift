@@ -59,27 +59,22 @@ package final class PlaybackStreamWatcher: @unchecked Sendable {
     private var streams: [UInt32: PlaybackStream] = [:]
     private var listing = false
 
-    /// `server`: a PulseAudio server address, or `nil` for libpulse's default (`PULSE_SERVER`,
-    /// then the user's runtime directory).
+    /// Follows `server` (a PulseAudio server address, or `nil` for libpulse's default:
+    /// `PULSE_SERVER`, then the user's runtime directory); nil when libpulse cannot start.
     package init?(server: String?, report: @escaping @Sendable ([UInt32: PlaybackStream]) -> Void) {
         self.report = report
         subscription = PulseSubscriber.subscribe(server: server, mask: PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue) { [unowned self] event in
             self.subscriberEvent(event)
         }
         guard subscription != nil else { return nil }
-    }
-
-    /// Starts following the server's streams.
-    package func start() -> Bool {
         subscription.start()
-        return true
     }
 
     /// Stops following them (the last user of the connection closes it). Idempotent; not
     /// from the main-loop thread.
     package func close() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        subscription.close { listing = false }
+        subscription?.close { listing = false }
     }
 
     deinit { close() }

@@ -91,7 +91,7 @@ package final class PulseSubscriber: @unchecked Sendable {
             if let existing = table[key] {
                 subscriber = existing
             } else {
-                guard let loop = PulseMainloop(name: "earshot-pulse") else { return nil }
+                guard let loop = PulseMainloop(name: "earshot-watch") else { return nil }
                 guard loop.start() else {
                     loop.stop()
                     return nil

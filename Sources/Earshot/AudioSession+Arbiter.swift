@@ -123,10 +123,10 @@ extension AudioSession {
     func register(on connection: DBusConnection, reset: Bool) async throws {
         var (registration, interruptedBy, silencedBy, wasPlaying) = state.withLock { s -> (ArbiterRegistration, String?, InterruptionReason?, Bool) in
             var r = ArbiterRegistration()
-            (r.category, r.options, r.mode, r.active) = (s.category, s.options, s.mode, s.isActive)
+            (r.category, r.options, r.mode, r.active) = (s.category, s.options, s.mode, s.client.active)
             r.producingSound = s.client.registrationSound
             return (r, reset ? s.client.interruptedBy : nil, reset ? s.client.silencedBy : nil,
-                    !s.pausedByInterruption.isEmpty)
+                    !s.client.pausedByInterruption.isEmpty)
         }
         let adopted = state.withLock { $0.mpris != nil }
         registration.remoteCommands = adopted && remoteCommandsAvailable
@@ -168,14 +168,11 @@ extension AudioSession {
         engine.setProcessGain(wantedProcessGain)
         if reset { post(.mediaServicesWereReset) }
         if staleInterruption, interruptedBy == nil {
-            let by = state.withLock { s -> String? in
-                defer { feed(.interruptionEnded, &s) }
-                return s.client.interruptedBy
-            }
-            // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
-            let resume = by != nil && (by == previousHost || wasPlaying)
-            post(.interruption(.ended(shouldResume: resume)))
-            resumePlayersAfterInterruption(resume)
+            perform(state.withLock { s in
+                // Gone with the host (or with its own process): resume, as when an interrupter vanishes.
+                let by = s.client.interruptedBy
+                return feed(.interruptionEnded(shouldResume: by != nil && (by == previousHost || wasPlaying), manual: s.manualPlayers), &s)
+            })
         }
     }
 
@@ -229,28 +226,17 @@ extension AudioSession {
         case .sessionsAvailable:
             if let connection = state.withLock({ $0.connection }) { feedRegistration(.sessionsAvailable, on: connection) }
         case .deactivated(let reason):
-            state.withLock { s in
-                s.isActive = false
-                feed(.deactivatedByArbiter, &s)
-            }
+            state.withLock { _ = feed(.deactivatedByArbiter, &$0) }
             AudioSession.trace("deactivated by the arbiter (\(reason.rawValue))")
             post(.deactivatedAfterSilence)
         case .interruptionBegan(let reason):
-            state.withLock { s in
-                feed(.interruptionBegan(reason), &s)
-                s.isActive = false
-            }
+            let effects = state.withLock { s in feed(.interruptionBegan(reason, playing: s.playerIDs(where: \.isPlaying)), &s) }
             AudioSession.trace("interruption began")
-            pausePlayersForInterruption()
+            perform(effects)
             post(.interruption(.began(reason: reason)))
         case .interruptionEnded(let resume):
-            // A resumption owed by an earlier end is kept (see resumePlayersAfterInterruption).
-            let shouldResume = state.withLock { s in
-                feed(.interruptionEnded, &s)
-                return resume || s.resumeOwed || s.playingActivations > 0
-            }
-            post(.interruption(.ended(shouldResume: shouldResume)))
-            resumePlayersAfterInterruption(shouldResume)
+            // A resumption owed by an earlier end is kept (see `SessionClient+Players.swift`).
+            perform(state.withLock { s in feed(.interruptionEnded(shouldResume: resume, manual: s.manualPlayers), &s) })
         case .duckGainChanged(let gain):
             state.withLock { $0.duckGain = gain }
             engine.setProcessGain(wantedProcessGain)

@@ -42,16 +42,11 @@ extension AudioSession {
     /// Activates or deactivates the session at the arbiter (on the path). After an
     /// activation, sound the arbiter does not count is reported (``reportMissedSound()``),
     /// unless `reportingMissedSound` is false: a resumption reports it once its players are
-    /// heard (see `resumePlayersAfterInterruption`).
+    /// heard (see `SessionClient.Activation.resumption`).
     func sendActivation(_ active: Bool, notifyOthers: Bool = false, reportingMissedSound: Bool = true) async throws {
         AudioSession.trace(active ? "activate" : "deactivate")
         try await call(.setActive(active, notifyOthersOnDeactivation: notifyOthers))
-        // The arbiter's signals come before its reply: an interruption that the
-        // activation itself caused (the screen is locked) is already recorded.
-        state.withLock { s in
-            s.isActive = active && !s.client.interrupted
-            if !active { feed(.arbiterStoppedCounting, &s) }
-        }
+        state.withLock { _ = feed(.activationAnswered(active: active), &$0) }
         applyRecordingCategory()
         if active, reportingMissedSound { await reportMissedSound() }
     }
@@ -78,16 +73,27 @@ extension AudioSession {
                 enqueue { await self.reportMissedSound() }
             case .enqueueArbiterStoppedCounting:
                 enqueue { await self.feedOnPath(.arbiterStoppedCounting) }
-            case .reportSound, .enqueueRegistration, .enqueueRegistrationRetry, .register:
-                break  // on the path, by the caller (see `AudioSession+Arbiter.swift` for registrations)
+            case .enqueueActivation(let activation):
+                // A start's activation holds its player until it starts, as the app's call did.
+                let held = if case .start(let id) = activation { s.players[id]?.player } else { nil as AudioPlayer? }
+                enqueue {
+                    try? await self.sendActivation(true, reportingMissedSound: activation != .resumption)
+                    await self.feedOnPath(.activated(activation, livePlayers: self.state.withLock { $0.playerIDs() }))
+                    withExtendedLifetime(held) {}
+                }
+            default:
+                break  // by the caller: on the path (see `AudioSession+Arbiter.swift` for registrations), or to the players (`perform`)
             }
         }
         return effects
     }
 
-    /// Feeds `input` to the session's client on the path, and sends the reports it asks for.
+    /// Feeds `input` to the session's client on the path, sends the reports it asks for and
+    /// does what it asks to the players.
     func feedOnPath(_ input: SessionClient.Input) async {
-        for case .reportSound(let producing) in state.withLock({ feed(input, &$0) }) { await sendSound(producing) }
+        for effect in state.withLock({ feed(input, &$0) }) {
+            if case .reportSound(let producing) = effect { await sendSound(producing) } else { perform([effect]) }
+        }
     }
 
     /// Reports sound or silence to the arbiter (on the path). On sound in an eligible

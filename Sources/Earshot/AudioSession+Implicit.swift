@@ -68,7 +68,7 @@ extension AudioSession {
             s.joiningImplicitly = false
             s.implicitRetryAt = nil
             if sounding { feed(.joinedSounding, &s) }
-            return !s.isActive && !s.client.interrupted
+            return !s.client.active && !s.client.interrupted
         }
         AudioSession.trace("implicit session joined")
         guard activate else { return }

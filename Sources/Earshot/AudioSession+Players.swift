@@ -129,172 +129,44 @@ extension AudioSession {
 
     /// Called by a player that is about to start: it will follow interruptions, and an
     /// inactive session activates (as `AVAudioPlayer.play()` activates the session on
-    /// iOS). While the session is interrupted the player does not start at once: the
-    /// session activates again first (a user's play takes over, as on iOS), and the player
-    /// starts only if that activation stands (it does not while the screen is locked for
-    /// an ambient session); otherwise it waits for the interruption to end.
+    /// iOS). Returns false while the session is interrupted: the player waits, for the
+    /// session's own activation or for the interruption's end (see `SessionClient+Players.swift`).
     ///
     /// `askedAfter`: for a start the app asked for earlier (a queue's item that opened
-    /// since), how many interruptions had begun then. If the interruption that holds the
-    /// session now began after that, the player waits for its end, as a player that was
-    /// playing when it began does: the app's play came before it, and does not take over.
-    /// (`earshot play`'s first item, opened while a user pressed play on another app that
-    /// the start had interrupted, took the sound back from it.)
+    /// since), how many interruptions had begun then.
     func playerWillStart(_ player: AudioPlayer, askedAfter interruptions: UInt64? = nil) -> Bool {
-        let id = ObjectIdentifier(player)
-        let (interrupted, activate) = state.withLock { s -> (Bool?, Bool) in
-            s.players[id] = WeakPlayer(player: player)
-            // A resumption that meets a new interruption waits for its end; it does not
-            // take over as a user's play does.
-            if s.resumingPlayers.remove(id) != nil, s.client.interrupted {
-                s.pausedByInterruption.insert(id)
-                s.resumeOwed = true
-                return (nil, false)
-            }
-            if s.client.interrupted, let interruptions, s.client.interruptionsBegun != interruptions {
-                s.pausedByInterruption.insert(id)
-                return (nil, false)
-            }
-            s.pausedByInterruption.remove(id)
-            if s.pausedByInterruption.isEmpty { s.resumeOwed = false }
-            if s.client.interrupted {
-                s.startsAwaitingActivation.insert(id)
-                return (true, false)
-            }
-            s.startsAwaitingActivation.remove(id)
-            return (false, !s.isActive)
-        }
-        guard let interrupted else { return false }
-        if interrupted {
-            enqueue {
-                try? await self.sendActivation(true)
-                let start = self.state.withLock { s -> Bool in
-                    guard s.startsAwaitingActivation.remove(id) != nil else { return false }
-                    // Still interrupted (the screen is locked): wait for the end instead.
-                    if s.client.interrupted { s.pausedByInterruption.insert(id) }
-                    return !s.client.interrupted
-                }
-                // Its sound, if the engine starts again, is reported after the activation.
-                if start { player.resumeAfterInterruption() }
-            }
-            return false
-        }
-        // Sound the engine already makes for system sounds becomes the session's (the
-        // client reports it, after the activation if there is one, which reports it itself).
         state.withLock { s in
-            if activate {
-                // An interruption that begins while this activation is on its way pauses the
-                // player; the arbiter then takes the activation as the session taking over
-                // and ends that interruption without `shouldResume`. The player was playing
-                // and its session won: it resumes (SessionHostileTests' burst of sessions
-                // that register active and vanish left it paused, 5 runs in 12 on PipeWire
-                // with a long buffer).
-                s.playingActivations += 1
-                enqueue {
-                    try? await self.sendActivation(true)
-                    self.state.withLock { $0.playingActivations -= 1 }
-                }
-            }
-            feed(.playerStarting(activating: activate), &s)
+            s.players[ObjectIdentifier(player)] = WeakPlayer(player: player)
+            feed(.playerStarting(ObjectIdentifier(player), askedAfter: interruptions), &s)
+            return !s.client.interrupted
         }
-        return true
     }
 
     /// After `player`'s voice started (``playerWillStart(_:askedAfter:)`` let it, with
-    /// `interruptionsBefore` interruptions begun): an interruption that began in between
-    /// found it not playing yet and left it sounding. It is paused now, as that interruption
-    /// would have paused it, and resumes with its end. (A quick resume by the user in
+    /// `interruptionsBefore` interruptions begun): an interruption that began in between is
+    /// applied to it now. (A quick resume by the user in
     /// `SessionInterruptionTests.quickResumeByUser` once left the interrupted process
     /// sounding in a fresh-clone CI run; this is the window that could do it.)
     func playerDidStart(_ player: AudioPlayer, interruptionsBefore: UInt64) {
-        let id = ObjectIdentifier(player)
-        let missed = state.withLock { s -> Bool in
-            guard s.client.interrupted, s.client.interruptionsBegun != interruptionsBefore, !s.pausedByInterruption.contains(id) else { return false }
-            s.pausedByInterruption.insert(id)
-            return true
-        }
-        if missed { player.pauseForSession(.interrupted) }
+        perform(state.withLock { feed(.playerStarted(ObjectIdentifier(player), interruptionsBefore: interruptionsBefore), &$0) })
     }
 
-    func pausePlayersForInterruption() {
-        let playing = livePlayers().filter(\.isPlaying)
-        state.withLock { s in s.pausedByInterruption.formUnion(playing.map(ObjectIdentifier.init)) }
-        playing.forEach { $0.pauseForSession(.interrupted) }
-    }
-
-    /// The interruption ended. With `shouldResume`, the players it paused play again once
-    /// the session is active again; they stay recorded as paused by the interruption until
-    /// then, so that an interruption beginning in between (a burst of interrupters that
-    /// come and go) keeps them for its own end instead of losing them. Until they play,
-    /// the resumption is owed: a later end without `shouldResume` does not cancel it (the
-    /// arbiter says false when the session was not sounding yet, or when the activation
-    /// sent to resume took over a new interruption, as a user's play does: an end that
-    /// arrives while such an activation is on its way resumes too).
-    ///
-    /// Players that do not resume by themselves (`automaticallyResumesAfterInterruption`
-    /// false) hear the end at once and stay paused; only the others count for the
-    /// resumption.
-    func resumePlayersAfterInterruption(_ shouldResume: Bool) {
-        guard shouldResume else {
-            let paused = state.withLock { s -> Set<ObjectIdentifier> in
-                defer { s.pausedByInterruption = [] }
-                return s.pausedByInterruption
-            }
-            livePlayers().filter { paused.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(shouldResume: false) }
-            return
-        }
-        let manual = livePlayers().filter { !$0.automaticallyResumesAfterInterruption }
-        let released = state.withLock { s -> Set<ObjectIdentifier> in
-            let ids = Set(manual.map(ObjectIdentifier.init)).intersection(s.pausedByInterruption)
-            s.pausedByInterruption.subtract(ids)
-            return ids
-        }
-        manual.filter { released.contains(ObjectIdentifier($0)) }.forEach { $0.sessionReleased(shouldResume: true) }
-        let owed = state.withLock { s -> Bool in
-            s.resumeOwed = !s.pausedByInterruption.isEmpty
-            return s.resumeOwed
-        }
-        guard owed else { return }
-        state.withLock { $0.playingActivations += 1 }
-        enqueue {
-            // The sound the engine kept making through the interruption (its silence threshold),
-            // which the arbiter stopped counting when it interrupted, is reported once a resumed
-            // player is heard (`playerWasHeard`), not with this activation: the players are
-            // paused until then, and the engine's sound-stopped event for that silence could
-            // still come after such a report. The arbiter then read sound, silence, and sound
-            // again once the players were heard; a session that registered active in between
-            // found this one active, silent and no longer resuming, and its interruption ended
-            // without `shouldResume` (SessionHostileTests.burstOfVanishingSessions, sessions
-            // 40 ms apart: the arbiter's trace showed `soundStarted`, `soundStopped`, then the
-            // next registration's `interruptionBegan`). Until a report, the arbiter counts the
-            // session as resuming, and an interruption then lets it resume at its end.
-            try? await self.sendActivation(true, reportingMissedSound: false)
-            // Interrupted again while activating: the players wait for that interruption's end.
-            let (paused, generation) = self.state.withLock { s -> (Set<ObjectIdentifier>, UInt64) in
-                s.playingActivations -= 1
-                guard !s.client.interrupted else { return ([], 0) }
-                s.resumeOwed = false
-                defer { s.pausedByInterruption = [] }
-                s.resumingPlayers.formUnion(s.pausedByInterruption)
-                return (s.pausedByInterruption, s.client.interruptionsBegun)
-            }
-            let players = self.livePlayers().filter { paused.contains(ObjectIdentifier($0)) }
-            await self.feedOnPath(.resumedPlayers(!players.isEmpty))
-            guard !players.isEmpty else { return }
-            players.forEach { $0.resumeAfterInterruption(endingInterruption: true) }
-            // An interruption that began between the check above and the players' start
-            // may have found them not playing yet: pause and record them now.
-            let missed = self.state.withLock { s -> Bool in
-                s.resumingPlayers.subtract(paused)
-                return s.client.interrupted && s.client.interruptionsBegun != generation
-            }
-            if missed {
-                let playing = players.filter(\.isPlaying)
-                self.state.withLock { s in
-                    s.pausedByInterruption.formUnion(playing.map(ObjectIdentifier.init))
-                    s.resumeOwed = !s.pausedByInterruption.isEmpty
-                }
-                playing.forEach { $0.pauseForSession(.interrupted) }
+    /// Does to the players what the session's client asks (see `SessionClient.Effect`),
+    /// outside the state lock: they tell their delegates, which may call the session.
+    func perform(_ effects: [SessionClient.Effect]) {
+        for effect in effects {
+            switch effect {
+            case .pause(let ids): livePlayers(ids).forEach { $0.pauseForSession(.interrupted) }
+            case .start(let id): livePlayers([id]).forEach { $0.resumeAfterInterruption() }
+            case .resume(let ids, let before):
+                let players = livePlayers(ids)
+                players.forEach { $0.resumeAfterInterruption(endingInterruption: true) }
+                let playing = Set(players.filter(\.isPlaying).map(ObjectIdentifier.init))
+                perform(state.withLock { feed(.playersResumed(ids, interruptionsBefore: before, playing: playing), &$0) })
+            case .ended(let shouldResume, let released):
+                post(.interruption(.ended(shouldResume: shouldResume)))
+                livePlayers(released).forEach { $0.sessionReleased(shouldResume: shouldResume) }
+            default: break  // steps, enqueued by `feed`; reports and registrations, on the path
             }
         }
     }
@@ -314,10 +186,22 @@ extension AudioSession {
             .forEach { $0.pauseForSession(.deviceLost) }
     }
 
-    private func livePlayers() -> [AudioPlayer] {
+    /// The players that still exist (of `ids`, if given).
+    private func livePlayers(_ ids: Set<SessionClient.PlayerID>? = nil) -> [AudioPlayer] {
         state.withLock { s in
             s.players = s.players.filter { $0.value.player != nil }
-            return s.players.values.compactMap(\.player)
+            return s.players.compactMap { ids?.contains($0.key) == false ? nil : $0.value.player }
         }
     }
 }
+
+extension AudioSession.SessionState {
+    /// The players that exist and satisfy `include`.
+    func playerIDs(where include: (AudioPlayer) -> Bool = { _ in true }) -> Set<SessionClient.PlayerID> {
+        Set(players.compactMap { id, weak in weak.player.map(include) == true ? id : nil })
+    }
+
+    /// The players that do not resume by themselves after an interruption.
+    var manualPlayers: Set<SessionClient.PlayerID> { playerIDs { !$0.automaticallyResumesAfterInterruption } }
+}
+

@@ -13,7 +13,7 @@ extension AudioSession {
     ///
     /// - Throws: ``AudioRecorderError/sessionDoesNotRecord(category:active:)``.
     public func checkRecordingAllowed() throws(AudioRecorderError) {
-        let (category, active) = state.withLock { ($0.category, $0.isActive) }
+        let (category, active) = state.withLock { ($0.category, $0.client.active) }
         guard [.record, .playAndRecord].contains(category), active else {
             throw .sessionDoesNotRecord(category: category.rawValue, active: active)
         }
@@ -22,7 +22,7 @@ extension AudioSession {
     /// The process gain the session wants: 0 while active in `record` (playback is
     /// silenced), else the arbiter's duck gain.
     var wantedProcessGain: Float {
-        state.withLock { s in s.category == .record && s.isActive ? 0 : Float(s.duckGain) }
+        state.withLock { s in s.category == .record && s.client.active ? 0 : Float(s.duckGain) }
     }
 
     /// Applies the category's effects on the engine: the process gain (`record` silences

@@ -98,7 +98,6 @@ public final class AudioSession: Sendable {
         var category: Category = .soloAmbient
         var options: CategoryOptions = []
         var mode: Mode = .default
-        var isActive = false
         /// What the session tells the arbiter of its sound, whether it is interrupted, and its
         /// registration (see `SessionClient`): fed on the state lock by `feed(_:_:)`.
         var client = SessionClient()
@@ -121,20 +120,6 @@ public final class AudioSession: Sendable {
         var mpris: MPRISPlayer?
         var commandObservation: ObservationToken?
         var players: [ObjectIdentifier: WeakPlayer] = [:]
-        var pausedByInterruption: Set<ObjectIdentifier> = []
-        /// An interruption ended with `shouldResume` and the players it paused have not
-        /// played again yet.
-        var resumeOwed = false
-        /// Activations enqueued for players to play (a resumption's, or a start's in an
-        /// inactive session) and not yet answered: an interruption that ends while one is on
-        /// its way resumes the players it paused (see `resumePlayersAfterInterruption`).
-        var playingActivations = 0
-        /// Players being started again by a resumption (their start must not take over a
-        /// new interruption).
-        var resumingPlayers: Set<ObjectIdentifier> = []
-        /// Players asked to play while the session was interrupted, waiting for the
-        /// session's own re-activation.
-        var startsAwaitingActivation: Set<ObjectIdentifier> = []
         var soundObserver: UInt64?
         /// The process's recorders that are recording: a recording session is in use, as a sounding one is.
         var recorders: Set<ObjectIdentifier> = []
@@ -177,7 +162,7 @@ public final class AudioSession: Sendable {
     /// The session's mode.
     public var mode: Mode { state.withLock { $0.mode } }
     /// Whether the session is active: activated, and not interrupted since.
-    public var isActive: Bool { state.withLock { $0.isActive } }
+    public var isActive: Bool { state.withLock { $0.client.active } }
     /// Whether another session, or another app on the desktop, is playing audio now.
     public var isOtherAudioPlaying: Bool { state.withLock { $0.otherAudioPlaying } }
     /// Whether another app plays audio that secondary audio should give way to now.

@@ -14,27 +14,27 @@
 package struct SessionClient: Sendable, Hashable {
     /// The process makes sound that is the session's (the engine's sound, unless only
     /// system sounds play).
-    package private(set) var producingSound = false
+    package internal(set) var producingSound = false
     /// The engine's sound started while only system sounds played: it is not the session's
     /// sound, so neither it nor its end is reported (System Sound Services on iOS play
     /// outside the session).
-    package private(set) var soundIsSystemSoundsOnly = false
+    package internal(set) var soundIsSystemSoundsOnly = false
     /// A recorder of the process records: the session is in use, as when it sounds.
-    package private(set) var recording = false
+    package internal(set) var recording = false
     /// Whether the session is interrupted now (as the arbiter's signals say), and by what.
-    package private(set) var interruption = Interruption.none
+    package internal(set) var interruption = Interruption.none
     /// How many interruptions have begun so far (a player's start asked for before the
     /// latest one began does not take over from it).
-    package private(set) var interruptionsBegun: UInt64 = 0
+    package internal(set) var interruptionsBegun: UInt64 = 0
     /// Whether the arbiter counts the session as sounding, as far as the path knows: set by
     /// its answered reports and registrations, cleared by a deactivation and by the
     /// arbiter's interruptions and deactivations. Written on the path only.
-    package private(set) var arbiterHasSound = false
+    package internal(set) var arbiterHasSound = false
     /// Sound reports enqueued on the path and not yet sent.
-    package private(set) var soundReportsOnPath = 0
+    package internal(set) var soundReportsOnPath = 0
     /// A resumption started its players again without telling the arbiter of the sound the
     /// engine may have kept through the interruption: told once one of them is heard.
-    package private(set) var missedSoundAwaitsHearing = false
+    package internal(set) var missedSoundAwaitsHearing = false
     /// Where the session stands with the arbiter.
     package internal(set) var registration = Registration.unregistered
     /// The unique name that owns the arbiter's bus name now, followed through the bus's
@@ -43,6 +43,22 @@ package struct SessionClient: Sendable, Hashable {
     /// How many owner changes have arrived (an answer to "who owns it" is stale if one
     /// arrived while it was asked).
     package internal(set) var arbiterOwnerChanges = 0
+    /// Whether the session is active: activated, and not interrupted or deactivated since.
+    package internal(set) var active = false
+    /// The players an interruption paused or kept from starting: its end resumes or
+    /// releases them (see `SessionClient+Players.swift`).
+    package internal(set) var pausedByInterruption: Set<PlayerID> = []
+    /// An interruption ended with `shouldResume` and the players it paused have not played
+    /// again yet.
+    package internal(set) var resumeOwed = false
+    /// Activations enqueued for players to play (``Activation/play``, ``Activation/resumption``)
+    /// and not yet answered.
+    package internal(set) var playingActivations = 0
+    /// Players being started again by a resumption.
+    package internal(set) var resumingPlayers: Set<PlayerID> = []
+    /// Players asked to play while the session was interrupted, waiting for the session's
+    /// own activation (``Activation/start(_:)``).
+    package internal(set) var startsAwaitingActivation: Set<PlayerID> = []
 
     /// A client that has told the arbiter nothing.
     package init() {}
@@ -88,21 +104,30 @@ extension SessionClient {
         case engineSound(producing: Bool, systemSoundsOnly: Bool)
         /// The first of the process's recorders started, or the last one stopped.
         case recording(Bool)
-        /// A player starts in a session that is not interrupted; `activating`: its start
-        /// enqueued an activation (which reports the session's sound itself).
-        case playerStarting(activating: Bool)
+        /// A player is about to start; `askedAfter`: for a start the app asked for earlier,
+        /// how many interruptions had begun then. It starts if the session is not
+        /// interrupted once this is handled.
+        case playerStarting(PlayerID, askedAfter: UInt64?)
+        /// A player's voice started, after ``playerStarting(_:askedAfter:)`` with
+        /// `interruptionsBefore` interruptions begun.
+        case playerStarted(PlayerID, interruptionsBefore: UInt64)
         /// The implicit session connected while the engine sounded for one of its players:
         /// that sound is the session's.
         case joinedSounding
         /// A player resumed by the end of an interruption was heard.
         case playerHeard
-        /// The arbiter began an interruption of the session, for `reason`.
-        case interruptionBegan(InterruptionReason)
+        /// The arbiter began an interruption of the session, for `reason`; `playing`: the
+        /// players playing then.
+        case interruptionBegan(InterruptionReason, playing: Set<PlayerID>)
         /// The arbiter deactivated the session (it stayed silent while interrupting others).
         case deactivatedByArbiter
         /// The interruption ended (by the arbiter's signal, or at a registration that found
-        /// its interrupter gone).
-        case interruptionEnded
+        /// its interrupter gone), saying `shouldResume`; `manual`: the players that do not
+        /// resume by themselves (`automaticallyResumesAfterInterruption` false).
+        case interruptionEnded(shouldResume: Bool, manual: Set<PlayerID>)
+        /// The players an ``Effect/resume(_:interruptionsBefore:)`` named were started
+        /// again; `playing`: those that play.
+        case playersResumed(Set<PlayerID>, interruptionsBefore: UInt64, playing: Set<PlayerID>)
 
         // On the path.
 
@@ -115,9 +140,12 @@ extension SessionClient {
         case arbiterStoppedCounting
         /// The arbiter accepted a registration that carried `producing`.
         case registered(producing: Bool)
-        /// A resumption started the players an interruption paused (`players`: any were
-        /// left to start); their sound is reported once one is heard.
-        case resumedPlayers(Bool)
+        /// The arbiter answered a `setActive`: `active` is what the session asked for.
+        case activationAnswered(active: Bool)
+        /// An activation from ``Effect/enqueueActivation(_:)`` was answered (and, unless it
+        /// is a resumption, sound the arbiter missed reported); `livePlayers`: the players
+        /// that still exist.
+        case activated(Activation, livePlayers: Set<PlayerID>)
         /// The arbiter may not count sound the process makes: an activation or a
         /// registration was answered, or a resumption had no player to wait for.
         case arbiterMayHaveMissedSound
@@ -158,6 +186,23 @@ extension SessionClient {
         case enqueueRegistrationRetry
         /// Register now (on the path); `reset`: as after a host change.
         case register(reset: Bool)
+
+        // Players (see `SessionClient+Players.swift`), done after the lock is released:
+        // players tell their delegates, which may call the session.
+
+        /// Enqueue an activation of the session for players to play, and then
+        /// ``Input/activated(_:livePlayers:)``.
+        case enqueueActivation(Activation)
+        /// Pause the players for the interruption (they hear that it began).
+        case pause(Set<PlayerID>)
+        /// Start the player that waited for the session's activation.
+        case start(PlayerID)
+        /// Start the players again at the interruption's end (they hear that it ended with
+        /// `shouldResume`), then feed ``Input/playersResumed(_:interruptionsBefore:playing:)``.
+        case resume(Set<PlayerID>, interruptionsBefore: UInt64)
+        /// Tell the app, then the `released` players, that the interruption ended; those
+        /// stay paused.
+        case ended(shouldResume: Bool, released: Set<PlayerID>)
     }
 
     /// Applies `input` and returns what to do, in order.
@@ -176,12 +221,6 @@ extension SessionClient {
             self.recording = recording
             // A recording that stops while the engine sounds changes nothing the arbiter sees.
             return recording || !producingSound ? [enqueueSoundReport()] : []
-        case .playerStarting(let activating):
-            // The engine already sounds, with system sounds only: it sees no new start, so
-            // the player's sound is reported here, or by the activation it enqueued.
-            guard soundIsSystemSoundsOnly else { return [] }
-            (soundIsSystemSoundsOnly, producingSound) = (false, true)
-            return activating ? [] : [enqueueSoundReport()]
         case .joinedSounding:
             producingSound = true
             return []
@@ -190,16 +229,16 @@ extension SessionClient {
             // follow the report (an audible mix resets the engine's silence count).
             defer { missedSoundAwaitsHearing = false }
             return missedSoundAwaitsHearing ? [.enqueueMissedSoundCheck] : []
-        case .interruptionBegan(let reason):
+        case .interruptionBegan(let reason, let playing):
             interruption = .interrupted(by: reason.interrupter.map(\.rawValue).flatMap { $0.isEmpty ? nil : $0 },
                                         silencedBy: reason == .screenLocked || reason == .silentMode ? reason : nil)
             interruptionsBegun &+= 1
-            return [.enqueueArbiterStoppedCounting]
+            active = false
+            pausedByInterruption.formUnion(playing)
+            return [.enqueueArbiterStoppedCounting, .pause(playing)]
         case .deactivatedByArbiter:
+            active = false
             return [.enqueueArbiterStoppedCounting]
-        case .interruptionEnded:
-            interruption = .none
-            return []
         case .soundReportDequeued:
             soundReportsOnPath -= 1
             return []
@@ -209,14 +248,19 @@ extension SessionClient {
         case .arbiterStoppedCounting:
             arbiterHasSound = false
             return []
+        case .activationAnswered(let active):
+            // The arbiter's signals come before its reply: an interruption that the
+            // activation itself caused (the screen is locked) is already recorded.
+            self.active = active && !interrupted
+            if !active { arbiterHasSound = false }
+            return []
         case .registered(let producing):
             arbiterHasSound = producing
             return []
-        case .resumedPlayers(let players):
-            missedSoundAwaitsHearing = players
-            return !players && missedSound ? [.reportSound(producing: true)] : []
         case .arbiterMayHaveMissedSound:
             return missedSound ? [.reportSound(producing: true)] : []
+        case .playerStarting, .playerStarted, .interruptionEnded, .activated, .playersResumed:
+            return handlePlayers(input)
         case .arbiterOwnerChanged, .arbiterOwnerAnswered, .sessionsAvailable, .registrationRefused,
              .registrationAccepted, .registrationRetryDue:
             return handleRegistration(input)
@@ -235,7 +279,7 @@ extension SessionClient {
         inUse && !arbiterHasSound && !interrupted && soundReportsOnPath == 0
     }
 
-    private mutating func enqueueSoundReport() -> Effect {
+    mutating func enqueueSoundReport() -> Effect {
         soundReportsOnPath += 1
         return .enqueueSoundReport(producing: inUse)
     }

@@ -17,10 +17,13 @@ private struct ClientWorld {
         case registration
         /// The arbiter stopped counting the session (after an interruption's signal).
         case stoppedCounting
-        /// A resumption's activation, then its players' start (`players`: any left).
-        case resumption(players: Bool)
+        /// An activation for players to play answered, then (a resumption's) its players'
+        /// start (`players`: any left).
+        case playing(SessionClient.Activation, players: Bool)
     }
 
+    /// The process's one player (see SessionClientInterruptionSequenceTests for several).
+    static let player = Token.ids[0]
     var client = SessionClient()
     var path: [Step] = []
     var random: SplitMix64
@@ -49,6 +52,12 @@ private struct ClientWorld {
         case .reportSound(let producing):
             if client.interrupted { missedReportsWhileInterrupted += 1 }
             send(producing)
+        case .enqueueActivation(let activation):
+            path.append(.playing(activation, players: Bool.random(using: &random)))
+        case .resume(let ids, let before):
+            handle(.playersResumed(ids, interruptionsBefore: before, playing: ids))
+        case .pause, .start, .ended:
+            break  // the players' bookkeeping: see SessionClientInterruptionSequenceTests
         case .enqueueRegistration, .enqueueRegistrationRetry, .register:
             log.append("unexpected \(effect)")  // no registration input here
         }
@@ -80,8 +89,10 @@ private struct ClientWorld {
             handle(.arbiterMayHaveMissedSound)
         case .stoppedCounting:
             handle(.arbiterStoppedCounting)
-        case .resumption(let players):
-            handle(.resumedPlayers(players && !client.interrupted))
+        case .playing(let activation, let players):
+            handle(.activationAnswered(active: true))
+            if activation != .resumption { handle(.arbiterMayHaveMissedSound) }
+            handle(.activated(activation, livePlayers: players ? [Self.player] : []))
         }
     }
 
@@ -94,9 +105,7 @@ private struct ClientWorld {
             handle(.recording(!client.recording))
         case 5, 6:
             guard !client.interrupted else { return }
-            let activating = Bool.random(using: &random)
-            handle(.playerStarting(activating: activating))
-            if activating { path.append(.activation) }
+            handle(.playerStarting(Self.player, askedAfter: nil))
         case 7:
             if engineOn { handle(.joinedSounding) }
             path.append(.activation)
@@ -106,12 +115,12 @@ private struct ClientWorld {
             guard !client.interrupted else { return }
             arbiterInterrupted = true
             arbiterCounts = false
-            handle(.interruptionBegan(Bool.random(using: &random) ? .screenLocked : .sessionActivated(":1.9")))
+            handle(.interruptionBegan(Bool.random(using: &random) ? .screenLocked : .sessionActivated(":1.9"),
+                                      playing: engineOn ? [Self.player] : []))
         case 10:
             guard client.interrupted else { return }
             arbiterInterrupted = false
-            handle(.interruptionEnded)
-            path.append(.resumption(players: Bool.random(using: &random)))
+            handle(.interruptionEnded(shouldResume: Bool.random(using: &random), manual: []))
         case 11:
             path.append(.registration)
         default:
@@ -201,11 +210,15 @@ struct SessionClientRandomSequenceTests {
         _ = client.handle(.engineSound(producing: true, systemSoundsOnly: false))
         _ = client.handle(.soundReportDequeued)
         _ = client.handle(.soundReportAnswered(producing: true, counted: true))
-        #expect(client.handle(.interruptionBegan(.sessionActivated(":1.9"))) == [.enqueueArbiterStoppedCounting])
+        let player = Token.ids[0]
+        #expect(client.handle(.interruptionBegan(.sessionActivated(":1.9"), playing: [player]))
+            == [.enqueueArbiterStoppedCounting, .pause([player])])
         #expect(client.interruptedBy == ":1.9" && client.silencedBy == nil && client.interruptionsBegun == 1)
         _ = client.handle(.arbiterStoppedCounting)
-        _ = client.handle(.interruptionEnded)
-        #expect(client.handle(.resumedPlayers(true)) == [])
+        #expect(client.handle(.interruptionEnded(shouldResume: true, manual: []))
+            == [.ended(shouldResume: true, released: []), .enqueueActivation(.resumption)])
+        _ = client.handle(.activationAnswered(active: true))
+        #expect(client.handle(.activated(.resumption, livePlayers: [player])) == [.resume([player], interruptionsBefore: 1)])
         #expect(client.handle(.playerHeard) == [.enqueueMissedSoundCheck])
         #expect(client.handle(.playerHeard) == [])
         #expect(client.handle(.arbiterMayHaveMissedSound) == [.reportSound(producing: true)])
@@ -219,7 +232,13 @@ struct SessionClientRandomSequenceTests {
         #expect(client.handle(.engineSound(producing: false, systemSoundsOnly: false)) == [])
         #expect(!client.inUse)
         _ = client.handle(.engineSound(producing: true, systemSoundsOnly: true))
-        #expect(client.handle(.playerStarting(activating: false)) == [.enqueueSoundReport(producing: true)])
+        // Inactive, the player's start enqueues an activation, which reports the sound itself.
+        #expect(client.handle(.playerStarting(Token.ids[0], askedAfter: nil)) == [.enqueueActivation(.play)])
+        #expect(client.inUse)
+        _ = client.handle(.engineSound(producing: false, systemSoundsOnly: false))
+        _ = client.handle(.activationAnswered(active: true))
+        _ = client.handle(.engineSound(producing: true, systemSoundsOnly: true))
+        #expect(client.handle(.playerStarting(Token.ids[0], askedAfter: nil)) == [.enqueueSoundReport(producing: true)])
         #expect(client.handle(.engineSound(producing: false, systemSoundsOnly: false)) == [.enqueueSoundReport(producing: false)])
     }
 

@@ -10,7 +10,8 @@
 /// The path (see `AudioSession+Events.swift` in Earshot) runs one step at a time, in the
 /// order the steps were enqueued. Effects named `enqueue…` are steps to put on it now, under
 /// the lock the input was handled under; the others are to be done at once by the caller,
-/// which is then on the path.
+/// after the lock: reports and registrations on the path, and what is done to the players
+/// (see `SessionClient+Players.swift`) wherever the input came from.
 package struct SessionClient: Sendable, Hashable {
     /// The process makes sound that is the session's (the engine's sound, unless only
     /// system sounds play).
@@ -187,8 +188,8 @@ extension SessionClient {
         /// Register now (on the path); `reset`: as after a host change.
         case register(reset: Bool)
 
-        // Players (see `SessionClient+Players.swift`), done after the lock is released:
-        // players tell their delegates, which may call the session.
+        // Players (see `SessionClient+Players.swift`): they tell their delegates, which may
+        // call the session, so these are done after the lock.
 
         /// Enqueue an activation of the session for players to play, and then
         /// ``Input/activated(_:livePlayers:)``.

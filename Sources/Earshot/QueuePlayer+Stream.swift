@@ -36,10 +36,6 @@ extension QueuePlayer {
         startThread(name: "earshot-queue-advance", advance)
     }
 
-    /// Republishes when a stream's ICY title changes.
-    func watchStream(of player: AudioPlayer) {
-        player.stream?.onTitleChange { [weak self] _ in self?.publish() }
-    }
 }
 
 extension NowPlayingInfo {

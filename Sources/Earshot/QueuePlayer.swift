@@ -349,33 +349,21 @@ public final class QueuePlayer: Sendable {
     /// place (the new last item when it was the last). Removing the only item empties the
     /// queue: it stops, with no current item. An item no longer in the queue is ignored.
     public func remove(_ item: Item) {
-        var wasCurrent = false
-        var started: [AudioPlayer] = []
-        let found = state.withLock { s -> Bool in
-            guard let at = s.items.firstIndex(of: item) else { return false }
+        change { s -> (wasCurrent: Bool, started: [AudioPlayer]) in
+            guard let at = s.items.firstIndex(of: item) else { return (false, []) }
             s.items.remove(at: at)
             s.artwork[item.id] = nil
             s.releaseDescriptors()
-            started = s.dropAhead()
-            guard let index = s.index else { return true }
-            if at < index {
-                s.index = index - 1
-            } else if at == index {
-                wasCurrent = true
-                // Keep the index valid until `load` replaces it (readers index with it).
-                if s.items.isEmpty {
-                    s.index = nil
-                    s.wantsToPlay = false
-                } else {
-                    s.index = min(index, s.items.count - 1)
-                }
-            }
-            return true
+            let started = s.dropAhead()
+            guard let index = s.index, at <= index else { return (false, started) }
+            // Keep the index valid until `load` replaces it (readers index with it).
+            s.index = at < index ? index - 1 : s.items.isEmpty ? nil : min(index, s.items.count - 1)
+            if s.items.isEmpty { s.wantsToPlay = false }
+            return (at == index, started)
+        } then: { removed in
+            stopStarted(removed.started)
+            if removed.wasCurrent { load { s in s.index.map { .item(at: $0) } ?? .ranOut } }
         }
-        guard found else { return }
-        stopStarted(started)
-        if wasCurrent { load { s in s.index.map { .item(at: $0) } ?? .ranOut } }
-        publish()
     }
 
     /// Stops and empties the queue.
@@ -444,7 +432,10 @@ public final class QueuePlayer: Sendable {
     /// heard: the current item pauses there, its end taken back, and the next item goes
     /// back to its start, to follow it again without a gap on ``play()``.
     public func pause() {
-        let (player, started) = state.withLock { s -> (AudioPlayer?, [AudioPlayer]) in
+        // The queue's state is published before the player pauses, which publishes its own:
+        // a publication after it could read the pause call's estimate of the position and
+        // write it after the settled one, which the event thread publishes meanwhile.
+        let (player, started) = change { s -> (AudioPlayer?, [AudioPlayer]) in
             s.wantsToPlay = false
             return (s.player, s.startedAhead)
         }
@@ -455,9 +446,6 @@ public final class QueuePlayer: Sendable {
         for next in started {
             if endingUnheard { sendBack(next) } else { next.pause() }
         }
-        // The player's pause publishes; for an item left to open (a lazy move) only the
-        // queue's state changed.
-        if player == nil { publish() }
     }
 
     /// Puts the next item's player, which the engine started on the current item's end
@@ -584,26 +572,20 @@ public final class QueuePlayer: Sendable {
     }
 
     /// Changes the queue's state, applies the change to the current item's player and to
-    /// the next item's, prepared ahead, and publishes.
-    private func update(_ change: (inout State) -> Void, current apply: (AudioPlayer) -> Void) {
-        applyToPlayers(change, apply)
-        publish()
-    }
-
-    /// Changes the queue's state and applies the change to the current item's player and
-    /// to the next item's, prepared ahead (outside the lock).
-    func applyToPlayers(_ change: (inout State) -> Void, _ apply: (AudioPlayer) -> Void) {
-        let players = state.withLock { s -> [AudioPlayer] in
-            change(&s)
+    /// those prepared ahead (outside the lock), and publishes.
+    func applyToPlayers(_ body: (inout State) -> Void, _ apply: (AudioPlayer) -> Void) {
+        change { s -> [AudioPlayer] in
+            body(&s)
             return [s.player].compactMap { $0 } + s.ahead.map(\.player)
+        } then: { players in
+            for player in players { apply(player) }
         }
-        for player in players { apply(player) }
     }
 
     /// The queue's volume (1 is full scale), applied to every item.
     public var volume: Float {
         get { state.withLock { $0.volume } }
-        set { update({ $0.volume = newValue }, current: { $0.volume = newValue }) }
+        set { applyToPlayers({ $0.volume = newValue }) { $0.volume = newValue } }
     }
 
     /// 0.5…2 with the pitch kept.
@@ -615,7 +597,7 @@ public final class QueuePlayer: Sendable {
             // rate, and the next item after it (see `replayEndingItem`).
             state.withLock { $0.rate = rate }
             if replayEndingItem(from: nil, changing: { $0.rate = rate }) { return }
-            update({ $0.rate = rate }, current: { $0.rate = rate })
+            applyToPlayers({ $0.rate = rate }) { $0.rate = rate }
         }
     }
 
@@ -625,10 +607,10 @@ public final class QueuePlayer: Sendable {
         get { state.withLock { $0.repeatMode } }
         set {
             var started: [AudioPlayer] = []
-            update({ s in
+            applyToPlayers({ s in
                 s.repeatMode = newValue
                 started = s.dropAhead()
-            }, current: { $0.numberOfLoops = newValue == .one ? -1 : 0 })
+            }) { $0.numberOfLoops = newValue == .one ? -1 : 0 }
             stopStarted(started)
             prepareNext()
         }
@@ -791,8 +773,9 @@ public final class QueuePlayer: Sendable {
         player.pausesWhenDeviceGoesAway.store(true, ordering: .relaxed)
         player.automaticallyResumesAfterInterruption = automaticallyResumesAfterInterruption
         player.changeObserver.withLock { $0 = { [weak self, weak player] change in self?.playerChanged(change, of: player) } }
+        // A stream's ICY title is the player's state too (see `NowPlayingInfo.describe`).
+        player.stream?.onTitleChange { [weak self, weak player] _ in self?.playerChanged(.state, of: player) }
         watch(player, item: item)
-        watchStream(of: player)
         let play = state.withLock { s -> (Bool, UInt64?)? in
             guard s.moves == move else { return nil }
             s.player = player
@@ -1012,19 +995,25 @@ public final class QueuePlayer: Sendable {
         changeObservers.add { _ in handler() }
     }
 
-    /// Changes the queue's state and publishes it, the queue's "state changed" event (as an
-    /// ``AudioPlayer``'s), for a change complete when the lock is let go. A move, a play, a
-    /// pause and the removal of the current item publish once their item is open or their
-    /// player's own event comes (``playerChanged(_:of:)``).
+    /// The queue's one "state changed" event (as an ``AudioPlayer``'s): changes its state
+    /// under the lock, does what the change asks of the players once it is let go (`act`:
+    /// a setting passed on to them, the move a removal of the current item makes), and
+    /// publishes. What else publishes waits for a state that is not one in between: the
+    /// current player's own event (``playerChanged(_:of:)``: its start, and its start
+    /// heard, a pause and where it settled, a seek, a wrap, the session's pause, a stream's
+    /// title), a move once its item is open (or left to the opener), a play the player
+    /// refused, and cover art found.
     @discardableResult
-    func change<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+    func change<T, E: Error>(_ body: (inout State) throws(E) -> T, then act: (T) -> Void = { _ in }) throws(E) -> T {
         let result = try state.withLock { s throws(E) -> T in try body(&s) }
+        act(result)
         publish()
         return result
     }
 
-    /// Writes the queue's state into the now-playing center.
-    func publish() {
+    /// Writes the queue's state into the now-playing center (which passes on only what
+    /// changed), reports ``timeControlStatus`` and tells the observers.
+    private func publish() {
         defer {
             reportTimeControlStatus()
             changeObservers.notify(())

@@ -471,4 +471,11 @@ extension CapturedAudio {
         let gaps = regions.gaps
         return !gaps.isEmpty && gaps.count <= graphXruns && gaps.allSatisfy { $0 <= maximumGap }
     }
+
+    /// The most a sound's span in the capture can lose at its ends to the server's missed
+    /// graph cycles (``graphXruns``): a cycle of the largest quantum the harness's streams run
+    /// at (1024 frames at 48 kHz) each. A missed cycle at a sound's first or last frames is
+    /// silence in their place, as one in its middle is a gap (see ``gapsAreGraphXruns(_:maximumGap:)``),
+    /// but no gap shows it: the sound's region is shorter. 0 when the log counts none.
+    public var graphXrunEdgeLoss: Double { Double(graphXruns) * 1024 / 48_000 }
 }

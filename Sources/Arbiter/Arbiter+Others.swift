@@ -316,21 +316,28 @@ extension Arbiter {
     /// A player may fold a quick pause and play into one `PropertiesChanged`, or none; so
     /// once it answered, the arbiter reads its `PlaybackStatus` again (unless a signal from
     /// it came meanwhile, which is newer) so as not to miss the status it asked for.
+    ///
+    /// The command is on the connection before this returns (see
+    /// `MPRISPlayerManager.send(_:to:completion:)`), so before the reply to the call that
+    /// decided it: an `earshot play` that hosts the arbiter and exits once its deactivation
+    /// is answered has sent the `Play` to the player it paused.
     func command(foreign player: String, _ command: MPRISTransportCommand) {
         let (connection, players) = (self.connection, otherPlayers)
-        Task { [weak self] in
-            guard (try? await players.send(command, to: player)) != nil else { return }
-            let (before, seenAt) = self?.state.withLock { ($0.players[player]?.signals, $0.policy.activations) } ?? (nil, 0)
-            guard let before, let status = await Arbiter.playbackStatus(of: player, on: players) else { return }
-            _ = connection.schedule(after: .zero) { [weak self] in
-                guard let self else { return }
-                let changed = self.state.withLock { s -> Bool in
-                    guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
-                    observed.observe(status, seenAt: seenAt)
-                    s.players[player] = observed
-                    return true
+        players.send(command, to: player) { [weak self] answer in
+            guard case .success = answer else { return }
+            Task { [weak self] in
+                let (before, seenAt) = self?.state.withLock { ($0.players[player]?.signals, $0.policy.activations) } ?? (nil, 0)
+                guard let before, let status = await Arbiter.playbackStatus(of: player, on: players) else { return }
+                _ = connection.schedule(after: .zero) { [weak self] in
+                    guard let self else { return }
+                    let changed = self.state.withLock { s -> Bool in
+                        guard var observed = s.players[player], observed.signals == before, observed.status != status else { return false }
+                        observed.observe(status, seenAt: seenAt)
+                        s.players[player] = observed
+                        return true
+                    }
+                    if changed { self.reconcileOthers() }
                 }
-                if changed { self.reconcileOthers() }
             }
         }
     }

@@ -70,6 +70,25 @@ package struct MPRISPlayerManager: Sendable {
         _ = try await call(player, MPRISPlayer.playerInterface, command.method, command.arguments)
     }
 
+    /// Sends `command` now, ahead of whatever the connection sends after this returns (a
+    /// reply to the call being handled included), and calls `completion` with the player's
+    /// answer. A command decided while a call is handled is then on the bus before that
+    /// call's reply: a process that hosts the arbiter and exits once its deactivation is
+    /// answered has sent the `Play` that the deactivation decided (from a task, it could
+    /// still be unsent at the exit, and the player it paused stayed paused).
+    package func send(_ command: MPRISTransportCommand, to player: String,
+                      completion: @escaping @Sendable (Result<Void, MPRISClientError>) -> Void) {
+        let message: DBusMessage
+        do {
+            message = try DBusMessage.methodCall(destination: player, path: MPRISPlayer.objectPath, interface: MPRISPlayer.playerInterface,
+                                                 method: command.method, arguments: command.arguments)
+        } catch {
+            completion(.failure(.call(error)))
+            return
+        }
+        connection.send(message, timeout: timeout) { reply in completion(reply.map { _ in () }.mapError { .call($0) }) }
+    }
+
     private func call(_ player: String, _ interface: String, _ method: String, _ arguments: [DBusValue]) async throws(MPRISClientError) -> [DBusValue] {
         do {
             return try await connection.call(destination: player, path: MPRISPlayer.objectPath, interface: interface,

@@ -254,7 +254,14 @@ struct SessionOthersStateFileTests {
         try await settle(1)
         #expect(try await mpv.status() == "Paused", "the session that paused it still plays")
         #expect(try await music.process.wait(timeout: 15) == 0, "\(music.process.stderr)")
-        try await mpv.waitFor("Playing", timeout: 8)
+        do {
+            try await mpv.waitFor("Playing", timeout: 8)
+        } catch {
+            // The host's own account: what its arbiter applied (the killed daemon's trace is
+            // in the error), and what earshot play said as it ended.
+            throw TestFailure("\(error)\nthe arbiter earshot play hosted, last events (--trace):\n\(music.arbiterTrace)\n"
+                              + "earshot play said: \(music.lines)")
+        }
     }
 }
 

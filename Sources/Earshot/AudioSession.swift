@@ -170,9 +170,9 @@ public final class AudioSession: Sendable {
     /// Whether the session is interrupted now.
     public var isInterrupted: Bool { state.withLock { $0.client.interrupted } }
 
-    /// How many interruptions have begun in this session so far (see
-    /// ``playerWillStart(_:askedAfter:)``).
-    var interruptionsBegun: UInt64 { state.withLock { $0.client.interruptionsBegun } }
+    /// How many interruptions have begun in this session so far: read before a play that
+    /// comes later (``QueuePlayer/play(askedAfter:)``, ``playerWillStart(_:askedAfter:)``).
+    package var interruptionsBegun: UInt64 { state.withLock { $0.client.interruptionsBegun } }
     /// The gain the arbiter applies while another session ducks this one (1 when not ducked).
     public var duckGain: Double { state.withLock { $0.duckGain } }
 

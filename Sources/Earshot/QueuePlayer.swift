@@ -386,8 +386,17 @@ public final class QueuePlayer: Sendable {
 
     /// Plays the current item (loading it when needed), then the next ones, gaplessly.
     public func play() {
+        play(askedAfter: AudioSession.connected.withLock { $0 }?.interruptionsBegun)
+    }
+
+    /// Plays, for a play the app decided on when its session had begun `interruptions`
+    /// interruptions (``AudioSession/interruptionsBegun``): if one has begun since and holds
+    /// the session, the queue waits for its end instead of taking the sound back, as a
+    /// queue playing when it began would. `earshot play` reads the count before its
+    /// activation: a user's play on another app that interrupts it between the activation
+    /// and this call (a media key pressed as it starts) must not be undone by its start.
+    package func play(askedAfter intent: UInt64?) {
         openPendingItem()
-        let intent = AudioSession.connected.withLock { $0 }?.interruptionsBegun
         let player = state.withLock { s -> AudioPlayer? in
             s.wantsToPlay = true
             s.playIntent = intent

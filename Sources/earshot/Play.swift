@@ -147,6 +147,7 @@ struct Play: AsyncParsableCommand {
         }
         var mpris: MPRISPlayer?
         var connection: DBusConnection?
+        var launchIntent: UInt64?
         let quitting = Locked(false)
         if implicitSession {
             // The players join AudioSession.shared by themselves; only its events are said.
@@ -165,6 +166,9 @@ struct Play: AsyncParsableCommand {
                 try await player.publish()
                 try await session.adopt(player, commands: commands)
                 reportSessionEvents(of: session)
+                // The launch asked to play before the activation: an interruption that begins
+                // after it (a user's play on another app) holds the queue until its end.
+                launchIntent = session.interruptionsBegun
                 try await session.setActive(true)
                 (mpris, connection) = (player, bus)
                 // Without a bus it plays anyway (as when there is none at the start): losing it
@@ -181,7 +185,7 @@ struct Play: AsyncParsableCommand {
         }
 
         let display = PlayDisplay(queue: queue, interactive: isatty(1) == 1 && isatty(0) == 1)
-        queue.play()
+        if let launchIntent { queue.play(askedAfter: launchIntent) } else { queue.play() }
         if let error = queue.lastError { fail("earshot play: \(error)") }
         let started = Date()
         await display.run(until: quit)

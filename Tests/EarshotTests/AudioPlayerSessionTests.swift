@@ -165,6 +165,41 @@ extension AudioPlayerTests {
             #expect(center.nowPlayingInfo?.playbackState == .paused)
         }
     }
+
+    /// `earshot play` reads the interruption count before its activation and plays with it
+    /// (`QueuePlayer.play(askedAfter:)`): a user's play on another app that interrupts it
+    /// between its activation and its play must stand. Without the count, the queue's
+    /// start activated the session again and interrupted the other app a second time
+    /// (`SessionInterruptionTests.quickResumeByUser` in a fresh-clone CI run on PipeWire).
+    @Test("a queue's play decided before an interruption waits for its end; a play decided during it takes over")
+    func queuePlayDecidedBeforeAnInterruption() async throws {
+        try await withImplicitSession("launch") { _, bus in
+            let other = AudioSession(appName: "interrupter", bus: .address(bus.address), engine: interrupterEngine)
+            try await other.setCategory(.playback)
+            _ = try await other.connection()
+            // Connected last, it is the session a queue's player joins.
+            let session = AudioSession(appName: "queue", bus: .address(bus.address))
+            try await session.setCategory(.playback)
+            _ = try await session.connection()
+            let queue = try QueuePlayer(urls: [URL(fileURLWithPath: try TestSignals.sine(frequency: 500, duration: 8))])
+            defer { queue.pause() }
+
+            let decided = session.interruptionsBegun
+            try await session.setActive(true)
+            try await other.setActive(true)
+            try await eventually("the queue's session to be interrupted", timeout: 5) { session.isInterrupted }
+            queue.play(askedAfter: decided)
+            try await sleep(0.5)
+            #expect(!queue.isPlaying, "the queue waits for the interruption's end")
+            #expect(session.isInterrupted && !session.isActive, "its session did not take the sound back")
+            #expect(!other.isInterrupted && other.isActive, "the interrupter plays on")
+
+            queue.play()
+            try await eventually("a play decided during the interruption to interrupt the other", timeout: 5) { other.isInterrupted }
+            try await eventually("the queue to play", timeout: 5) { queue.isPlaying }
+            #expect(session.isActive)
+        }
+    }
 }
 
 /// The engine of the interrupting session made in the same process: an engine of its own,

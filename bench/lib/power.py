@@ -80,6 +80,7 @@ pair("queue playing / paplay", "playing", "earshot play of a queue", "paplay (re
 pair("--no-long-buffer playing / paplay", "playing", "earshot play --no-long-buffer", "paplay (reference)")
 pair("baseline playing / paplay", "playing", "baseline play", "paplay (reference)")
 pair("playing / baseline's", "playing", "earshot play", "baseline play")
+pair("queue playing / baseline's", "playing", "earshot play of a queue", "baseline play of a queue")
 if ("paused", "mpv --pause (reference)") not in rows and ("paused", "earshot play, paused") in rows:
     w = value("paused", "earshot play, paused", 0)
     lines.append(("paused play wakeups", f"{w:.1f}/s (target: <= 2/s, " + ("met)" if w <= 2 else "missed)")))

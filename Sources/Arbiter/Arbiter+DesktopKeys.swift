@@ -150,7 +150,8 @@ extension Arbiter {
                                           changed: ArbiterStatus.changes(desktopKeys: state.withLock { $0.desktopKeys.summary }))
     }
 
-    /// Sends a key to the target without waiting for it; gsd has its answer at once. With no
+    /// Sends a key to the target without waiting for it (on the bus before gsd's answer,
+    /// which the connection sends after it); gsd has its answer at once. With no
     /// target yet (nothing sounded since the arbiter started), to a playing player, else to
     /// any: where gsd itself would have sent it.
     private func forwardKey(_ command: MPRISTransportCommand) {
@@ -160,8 +161,7 @@ extension Arbiter {
             return (others.filter { $0.value.status == .playing }.keys.min() ?? others.keys.min())
         }
         guard let target = policy.target?.busName ?? fallback, !target.isEmpty else { return }
-        let players = otherPlayers
-        Task { try? await players.send(command, to: target) }
+        otherPlayers.send(command, to: target) { _ in }
     }
 
     private func keyCatcherRootInterface() -> DBusInterface {

@@ -64,10 +64,10 @@ package struct MPRISPlayerManager: Sendable {
             await call(player, StandardInterface.properties, "Get", [.string(MPRISPlayer.playerInterface), .string("PlaybackStatus")]))
     }
 
-    /// Sends `command` and returns once the player accepted it. The transport methods have
-    /// no output: whatever an answer holds is not read.
+    /// Sends `command` and returns once the player accepted it (`earshot remote`). The
+    /// transport methods have no output: whatever an answer holds is not read.
     package func send(_ command: MPRISTransportCommand, to player: String) async throws(MPRISClientError) {
-        _ = try await call(player, MPRISPlayer.playerInterface, command.method, command.arguments)
+        try await withCheckedContinuation { done in send(command, to: player) { done.resume(returning: $0) } }.get()
     }
 
     /// Sends `command` now, ahead of whatever the connection sends after this returns (a

@@ -182,7 +182,7 @@ public final class AudioPlayer: Sendable {
 
     private func start(at time: TimeInterval?, askedAfter interruptions: UInt64? = nil) -> Bool {
         var started: (session: AudioSession, interruptions: UInt64)?
-        if let session = joinedSession.withLock({ $0 }) ?? AudioSession.connected.withLock({ $0 }), session.isConnected {
+        if let session = joinedSession.withLock({ $0 }) ?? engine.followedSession, session.isConnected {
             joinedSession.withLock { $0 = session }
             started = (session, session.interruptionsBegun)
             if !session.playerWillStart(self, askedAfter: interruptions) {

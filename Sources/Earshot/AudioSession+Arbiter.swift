@@ -80,7 +80,8 @@ extension AudioSession {
         try await register(on: connection, reset: false)
         startWatchingRoutes()
         startWatchingSound()
-        AudioSession.connected.withLock { $0 = self }
+        // The engine's players follow this session from now on (see `AudioEngine.session`).
+        engine.playersSession.withLock { $0 = self }
         return connection
     }
 

@@ -13,18 +13,14 @@ import Synchronization
 /// arbiter is reported once it has. Where no session bus answers, players
 /// play without a session, and do not try again for a while.
 extension AudioSession {
-    /// The session players join when none has connected: ``shared`` (tests put one on a
-    /// private bus here).
-    static let implicit = Mutex<AudioSession>(AudioSession.shared)
-
     /// How long players leave the implicit session alone after it failed to connect.
     static let implicitRetryInterval = Duration.seconds(5)
 
-    /// Called by a player that starts while no session is connected: it joins the implicit
-    /// session (a player on another engine than the session's has no session).
+    /// Called by a player that starts while no session is connected: it joins its engine's
+    /// session (``AudioEngine/implicitSession``; a player on an engine that has none has no
+    /// session).
     static func joinImplicitly(_ player: AudioPlayer) {
-        let session = player.joinedSession.withLock { $0 } ?? implicit.withLock { $0 }
-        guard session.engine === player.engine else { return }
+        guard let session = player.joinedSession.withLock({ $0 }) ?? player.engine.implicitSession else { return }
         player.joinedSession.withLock { $0 = session }
         session.join(player)
     }
@@ -83,5 +79,19 @@ extension AudioSession {
     /// Whether a player of the session plays now.
     var hasPlayingPlayer: Bool {
         state.withLock { s in s.players.values.contains { $0.player?.isPlaying == true } }
+    }
+}
+
+extension AudioEngine {
+    /// The session this engine's players follow (``playersSession``): the last one that
+    /// connected on it, or one a test put there to be joined.
+    var followedSession: AudioSession? { playersSession.withLock { $0 } as? AudioSession }
+
+    /// The session a player that starts on this engine joins when none is connected there:
+    /// ``followedSession`` if set, else, on the shared engine, the process's
+    /// ``AudioSession/shared``. A player on another engine (a tool's own) has no session
+    /// until one connects on it.
+    var implicitSession: AudioSession? {
+        followedSession ?? (self === AudioEngine.shared ? AudioSession.shared : nil)
     }
 }

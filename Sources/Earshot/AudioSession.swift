@@ -31,9 +31,6 @@ public final class AudioSession: Sendable {
         return session
     }()
 
-    /// The session whose players follow interruptions, once one has connected.
-    static let connected = Mutex<AudioSession?>(nil)
-
     /// How ``setActive(_:options:)-4wxrc`` acts (the `AVAudioSession.SetActiveOptions` analog).
     public struct SetActiveOptions: OptionSet, Sendable, Hashable {
         /// The options' bits.

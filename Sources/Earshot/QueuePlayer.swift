@@ -386,7 +386,7 @@ public final class QueuePlayer: Sendable {
 
     /// Plays the current item (loading it when needed), then the next ones, gaplessly.
     public func play() {
-        play(askedAfter: AudioSession.connected.withLock { $0 }?.interruptionsBegun)
+        play(askedAfter: engine.followedSession?.interruptionsBegun)
     }
 
     /// Plays, for a play the app decided on when its session had begun `interruptions`

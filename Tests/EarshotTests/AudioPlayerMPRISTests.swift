@@ -14,14 +14,8 @@ extension AudioPlayerTests {
         try await withSharedAudio(idleTimeout: 0) { _ in
             let bus = try PrivateBus()
             let session = AudioSession(appName: "boundplayer", bus: .address(bus.address))
-            let previous = AudioSession.implicit.withLock { old -> AudioSession in
-                defer { old = session }
-                return old
-            }
-            defer {
-                AudioSession.implicit.withLock { $0 = previous }
-                AudioSession.connected.withLock { if $0 === session { $0 = nil } }
-            }
+            session.makeFollowed()
+            defer { session.unfollow() }
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 10)))
             let center = NowPlayingInfoCenter(), commands = RemoteCommandCenter()
             center.nowPlayingInfo = NowPlayingInfo(title: "Bound by hand", duration: player.duration)

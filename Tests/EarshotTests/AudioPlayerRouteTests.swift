@@ -17,7 +17,7 @@ extension AudioPlayerTests {
         try await withAudio(idleTimeout: 0) { server in
             let bus = try PrivateBus()
             let session = AudioSession(appName: "routes", bus: .address(bus.address))
-            defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+            defer { session.unfollow() }
             let changes = Locked<[RouteChange]>([])
             let watcher = Task {
                 for await case .routeChange(let change) in session.notifications() { changes.withLock { $0.append(change) } }

@@ -16,14 +16,11 @@ extension AudioPlayerTests {
         try await withSharedAudio(idleTimeout: 0) { _ in
             let bus = try PrivateBus()
             let session = AudioSession(appName: name, bus: .address(bus.address))
-            let previous = AudioSession.implicit.withLock { old -> AudioSession in
-                defer { old = session }
-                return old
-            }
+            session.makeFollowed()
             defer {
-                AudioSession.implicit.withLock { $0 = previous }
-                // This session, or the interrupter a test made on its bus.
-                AudioSession.connected.withLock { $0 = nil }
+                session.unfollow()
+                // The interrupter a test made on its bus, which its engine keeps.
+                interrupterEngine.playersSession.withLock { $0 = nil }
             }
             try await body(session, bus)
         }
@@ -177,8 +174,8 @@ extension AudioPlayerTests {
             let other = AudioSession(appName: "interrupter", bus: .address(bus.address), engine: interrupterEngine)
             try await other.setCategory(.playback)
             _ = try await other.connection()
-            // Connected last, it is the session a queue's player joins.
             let session = AudioSession(appName: "queue", bus: .address(bus.address))
+            defer { session.unfollow() }
             try await session.setCategory(.playback)
             _ = try await session.connection()
             let queue = try QueuePlayer(urls: [URL(fileURLWithPath: try TestSignals.sine(frequency: 500, duration: 8))])
@@ -202,6 +199,16 @@ extension AudioPlayerTests {
     }
 }
 
+extension AudioSession {
+    /// Makes this the session its engine's players join (the implicit one, until it
+    /// connects), as a session does when it connects.
+    func makeFollowed() { engine.playersSession.withLock { $0 = self } }
+
+    /// Its engine's players no longer follow this session: a test's session on the shared
+    /// engine, which the engine would keep after the test.
+    func unfollow() { engine.playersSession.withLock { if $0 === self { $0 = nil } } }
+}
+
 /// The engine of the interrupting session made in the same process: an engine of its own,
 /// silent, so that the player's sound (on the shared engine) is not the interrupter's too.
 let interrupterEngine = AudioEngine()
@@ -219,11 +226,8 @@ extension AudioPlayerTests {
     @Test("where no session bus answers, a player plays anyway, whole, without a session")
     func noBusStillPlays() async throws {
         let session = AudioSession(appName: "nobus", bus: .address("unix:path=/nonexistent/earshot-test-bus"))
-        let previous = AudioSession.implicit.withLock { old -> AudioSession in
-            defer { old = session }
-            return old
-        }
-        defer { AudioSession.implicit.withLock { $0 = previous } }
+        session.makeFollowed()
+        defer { session.unfollow() }
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 0.5)))
         let audio = try await captured {
             #expect(player.play())

@@ -20,7 +20,6 @@ import TestSupport
         configuration.logsOutputChoice = false
         let engine = AudioEngine(configuration: configuration)
         let session = AudioSession(appName: "memo", bus: .address(bus.address), engine: engine)
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         let recorder = try AudioRecorder(url: URL(fileURLWithPath: rig.path("memo.wav")), input: rig.input, session: session, engine: engine)
 
         try await session.setCategory(.playback)
@@ -61,7 +60,6 @@ import TestSupport
         let engine = AudioEngine(configuration: configuration)
         let session = AudioSession(appName: "memo", bus: .address(bus.address), engine: engine)
         let other = AudioSession(appName: "call", bus: .address(bus.address), engine: engine)
-        defer { AudioSession.connected.withLock { if $0 === session || $0 === other { $0 = nil } } }
         let path = rig.path("interrupted.wav")
         let recorder = try AudioRecorder(url: URL(fileURLWithPath: path), input: rig.input, session: session, engine: engine)
         let tone = try TestSignals.sine(frequency: 1000, duration: 6, level: -6)
@@ -142,7 +140,6 @@ import TestSupport
         configuration.logsOutputChoice = false
         let engine = AudioEngine(configuration: configuration)
         let session = AudioSession(appName: "inputroutes", bus: .address(bus.address), engine: engine)
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.setCategory(.record)
         try await session.setActive(true)
         #expect(session.currentRoute.inputs.first?.name == server.monitorName, "\(session.currentRoute)")
@@ -198,7 +195,6 @@ import TestSupport
         configuration.logsOutputChoice = false
         let engine = AudioEngine(configuration: configuration)
         let session = AudioSession(appName: "inputrestart", bus: .address(bus.address), engine: engine)
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.setCategory(.record)
         try await session.setActive(true)
         #expect(session.isInputAvailable)
@@ -234,7 +230,6 @@ import TestSupport
         configuration.logsOutputChoice = false
         let engine = AudioEngine(configuration: configuration)
         let session = AudioSession(appName: "silenced", bus: .address(bus.address), engine: engine)
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.setCategory(.record)
         try await session.setActive(true)
         let tone = URL(fileURLWithPath: try TestSignals.sine(frequency: 1000, duration: 8, level: -6))

@@ -43,7 +43,6 @@ struct SessionEventOrderTests {
     func soundAndActivationKeepTheirOrder() async throws {
         let f = try await ArbiterFixture()
         let session = SessionModelTests.silentSession(f, "order")
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         let id = SessionID(try await session.connection().uniqueName)
         try await session.setCategory(.playback)
         let seen = Self.follow(f.arbiter, id)
@@ -78,7 +77,6 @@ struct SessionEventOrderTests {
     func reportsFromManyThreadsEndWithTheLast() async throws {
         let f = try await ArbiterFixture()
         let session = SessionModelTests.silentSession(f, "threads")
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         let id = SessionID(try await session.connection().uniqueName)
         try await session.setCategory(.playback)
         try await session.setActive(true)

@@ -23,7 +23,6 @@ struct SessionModelTests {
     func optionsAndModesRoundTrip() async throws {
         let f = try await ArbiterFixture()
         let session = Self.silentSession(f, "options")
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         let id = SessionID(try await session.connection().uniqueName)
 
         try await session.setCategory(.ambient)
@@ -51,7 +50,6 @@ struct SessionModelTests {
     func refusalNamesOptionAndCategory() async throws {
         let f = try await ArbiterFixture()
         let session = Self.silentSession(f, "refused")
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.setCategory(.playback, options: .allowAirPlay)
         let error = await #expect(throws: AudioSessionError.self) { try await session.setCategory(.record, options: .duckOthers) }
         #expect(error == .optionNotAllowed(option: "duckOthers", category: .record))
@@ -98,16 +96,13 @@ struct SessionModelTests {
             let victim = try await Client(f.bus)
             try await victim.register("victim", active: true, producing: true)
             let session = AudioSession(appName: "busy", bus: .address(f.bus.address))
-            defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+            defer { session.unfollow() }
             let id = SessionID(try await session.connection().uniqueName)
             try await session.setCategory(.playback)
             try await session.setActive(true)
             try await eventually("the victim's interruption") { !victim.received("InterruptionBegan").isEmpty }
 
             let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 440, duration: 3)))
-            // Players follow the process's one connected session; other suites of this
-            // process connect sessions of their own meanwhile, so this one is made it again.
-            AudioSession.connected.withLock { $0 = session }
             #expect(player.play())
             let error = await #expect(throws: AudioSessionError.self) {
                 try await session.setActive(false, options: .notifyOthersOnDeactivation)
@@ -131,7 +126,6 @@ struct SessionModelTests {
         let victim = try await Client(f.bus)
         try await victim.register("victim", active: true, producing: true)
         let session = Self.silentSession(f, "quiet")
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         let told = Locked(0)
         let token = session.observe { if case .deactivatedAfterSilence = $0 { told.withLock { $0 += 1 } } }
         defer { token.cancel() }
@@ -147,7 +141,6 @@ struct SessionModelTests {
         // the session first, as any play() of an inactive session does.
         let player = try AudioPlayer(contentsOf: URL(fileURLWithPath: TestSignals.sine(frequency: 440, duration: 1)),
                                      engine: session.engine)
-        AudioSession.connected.withLock { $0 = session }  // see deactivatingWhileBusy
         _ = player.play()
         try await eventually("the session active again") { f.arbiter.policy[id]?.isActive == true && session.isActive }
     }

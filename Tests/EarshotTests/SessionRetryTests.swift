@@ -20,7 +20,6 @@ struct SessionRetryTests {
         // An engine on no device: the session never plays here.
         let session = AudioSession(appName: "late", bus: .address(f.bus.address),
                                    engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.connect()
         try await session.setCategory(.playback)
         try await session.setActive(true)
@@ -55,7 +54,6 @@ struct SessionRetryTests {
         try await filler.register("filler")
         let session = AudioSession(appName: "late", bus: .address(f.bus.address),
                                    engine: AudioEngine(configuration: .init(device: "earshot_no_such_device")))
-        defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
         try await session.connect()
         try await eventually("the session to be refused") { session.state.withLock { $0.client.isWaitingForRoom } }
 

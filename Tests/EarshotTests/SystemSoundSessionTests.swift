@@ -21,7 +21,7 @@ extension SystemSoundTests {
             }
             let bus = try PrivateBus()
             let session = AudioSession(appName: "alerts", bus: .address(bus.address))
-            defer { AudioSession.connected.withLock { if $0 === session { $0 = nil } } }
+            defer { session.unfollow() }
             try await session.setCategory(.playback)
             try await session.setActive(true)
             let id = SessionID(try await session.connection().uniqueName)

@@ -1,4 +1,4 @@
-import Synchronization
+package import Synchronization
 import Platform
 #if canImport(Glibc)
 import Glibc
@@ -155,6 +155,13 @@ public final class AudioEngine: @unchecked Sendable {
     /// What the engine was made with. The sample rate and period in use may differ since:
     /// see ``sampleRate`` and ``ioBufferDuration``.
     public let configuration: Configuration
+
+    /// The audio session this engine's players follow, kept here for the layer above
+    /// (Earshot's `AudioSession` sets itself when it connects on this engine): the engine
+    /// never reads it, and knows nothing of sessions, hence the erased type. Stored per
+    /// engine, a session on another engine (a test's interrupter, a tool's second stream)
+    /// does not take this engine's players.
+    package let playersSession = Mutex<(any AnyObject & Sendable)?>(nil)
 
     // The format asked of the output (see `AudioEngine+Format.swift`).
     /// The rate voices are made for and the output is opened at.

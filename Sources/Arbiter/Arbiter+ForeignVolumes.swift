@@ -81,6 +81,19 @@ extension Arbiter {
         for event in adoptions { handle(event) }
     }
 
+    /// Before decisions that pause another app's player go out (bus thread): the player is in
+    /// the state file before it hears the `Pause`, so that a host killed right after leaves it
+    /// to the next arbiter to play again. Written after the send, the file could still lack it
+    /// at the kill: the bus thread goes on to the ducker first, and under load the player had
+    /// paused, been seen paused and the host been killed before the write
+    /// (`SessionOthersStateFileTests.daemonKilledPauserHoldsOn`: the next host adopted no pause).
+    func savePausesAhead(of decisions: [SessionPolicy.Decision]) {
+        guard decisions.contains(where: { if case .pauseForeign = $0 { true } else { false } }),
+              let ducker = state.withLock({ $0.ducker }) else { return }
+        let changed = state.withLock { s in !s.volumesStopped && Arbiter.pauses(s) != s.savedPauses }
+        if changed { saveForeignVolumes(ducker.records) }
+    }
+
     /// Writes the ducked streams (`streams`) and the paused players to the state file (bus
     /// thread).
     func saveForeignVolumes(_ streams: [ForeignDuckRamp.Record]) {

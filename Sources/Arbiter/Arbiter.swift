@@ -251,6 +251,7 @@ public final class Arbiter: Sendable {
         reconcileSilenceTimers(needTimers)
         // Sent before anything below can apply another event (reconcileForeignVolumes may):
         // clients see each event's decisions, the target among them, in the order applied.
+        savePausesAhead(of: decisions)
         if let object {
             send(decisions, via: object)
             if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {

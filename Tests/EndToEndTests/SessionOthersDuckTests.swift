@@ -259,8 +259,9 @@ struct SessionOthersStateFileTests {
         } catch {
             // The host's own account: what its arbiter applied (the killed daemon's trace is
             // in the error), and what earshot play said as it ended.
+            let notes = music.process.stderr.split(separator: "\n").filter { !$0.hasPrefix("+") }
             throw TestFailure("\(error)\nthe arbiter earshot play hosted, last events (--trace):\n\(music.arbiterTrace)\n"
-                              + "earshot play said: \(music.lines)")
+                              + "earshot play said: \(music.lines); on standard error: \(notes)")
         }
     }
 }

@@ -208,7 +208,12 @@ struct Play: AsyncParsableCommand {
             // arbiter, seeing the process go, resumes them then.
             let answered = Locked(false), done = QuitSignal()
             Task {
-                try? await session.setActive(false, options: .notifyOthersOnDeactivation)
+                do {
+                    try await session.setActive(false, options: .notifyOthersOnDeactivation)
+                } catch {
+                    // The sessions and apps it interrupted are not resumed by this call.
+                    note("earshot play: could not deactivate the audio session: \(error)")
+                }
                 answered.set(true)
                 done.fire()
             }

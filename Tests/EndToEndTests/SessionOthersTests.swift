@@ -207,10 +207,20 @@ struct SessionOthersTests {
         try await world.registerClient(category: "playback", active: true)
         let id = world.client.uniqueName
         try await mpv.waitFor("Paused")
-        let lines = daemon.stderr.split(separator: "\n")
-        #expect(lines.contains { $0.hasPrefix("+") && $0.contains("  register(\(id), appName: \"observer\"") }, "\(daemon.stderr)")
-        #expect(lines.contains { $0.contains("  activate(\(id))  ->  ") && $0.contains("pauseForeign(player: \"\(mpvID)\", stop: false)") },
-                "\(daemon.stderr)")
+        // The trace is written on a queue of its own after the decisions went out (the bus
+        // thread does not wait on the pipe): mpv can pause, and be seen paused, before the
+        // activation's line reaches standard error (a PipeWire session pass met it).
+        let registered = { @Sendable (text: String) in
+            text.split(separator: "\n").contains { $0.hasPrefix("+") && $0.contains("  register(\(id), appName: \"observer\"") }
+        }
+        let pausing = { @Sendable (text: String) in
+            text.split(separator: "\n").contains {
+                $0.contains("  activate(\(id))  ->  ") && $0.contains("pauseForeign(player: \"\(mpvID)\", stop: false)")
+            }
+        }
+        try? await sessionPoll("the registration and the activation in the trace", timeout: 3) { pausing(daemon.stderr) }
+        #expect(registered(daemon.stderr), "\(daemon.stderr)")
+        #expect(pausing(daemon.stderr), "\(daemon.stderr)")
         daemon.kill(SIGKILL)
     }
 

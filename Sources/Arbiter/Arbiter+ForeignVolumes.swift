@@ -60,7 +60,7 @@ extension Arbiter {
             return .init(streams: s.streams, gain: s.policy.foreignStreamGain, exempt: earshot, holdAdopted: holdAdopted)
         }
         if let situation { ducker.update(situation) }
-        let (adoptions, pausesChanged) = state.withLock { s -> ([SessionPolicy.Event], Bool) in
+        let (adoptions, ready) = state.withLock { s -> ([SessionPolicy.Event], Bool) in
             guard s.othersReady, !s.volumesStopped else { return ([], false) }
             var events: [SessionPolicy.Event] = []
             let peersBack = s.earshotPeersRegistered(besides: connection.uniqueName)
@@ -75,9 +75,9 @@ extension Arbiter {
                     }
                 }
             }
-            return (events, Arbiter.pauses(s) != s.savedPauses)
+            return (events, true)
         }
-        if pausesChanged { saveForeignVolumes(ducker.records) }
+        if ready { savePausesIfChanged(ducker) }
         for event in adoptions { handle(event) }
     }
 
@@ -90,6 +90,12 @@ extension Arbiter {
     func savePausesAhead(of decisions: [SessionPolicy.Decision]) {
         guard decisions.contains(where: { if case .pauseForeign = $0 { true } else { false } }),
               let ducker = state.withLock({ $0.ducker }) else { return }
+        savePausesIfChanged(ducker)
+    }
+
+    /// Writes the state file when the players paused for a session are not the ones it
+    /// last wrote (bus thread).
+    private func savePausesIfChanged(_ ducker: ForeignStreamDucker) {
         let changed = state.withLock { s in !s.volumesStopped && Arbiter.pauses(s) != s.savedPauses }
         if changed { saveForeignVolumes(ducker.records) }
     }

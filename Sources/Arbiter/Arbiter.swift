@@ -249,9 +249,9 @@ public final class Arbiter: Sendable {
             return (decisions, s.object, Arbiter.sessionsNeedingSilenceTimers(s.policy), s.policy.screenLocked != lockedBefore)
         }
         reconcileSilenceTimers(needTimers)
+        savePausesAhead(of: decisions)
         // Sent before anything below can apply another event (reconcileForeignVolumes may):
         // clients see each event's decisions, the target among them, in the order applied.
-        savePausesAhead(of: decisions)
         if let object {
             send(decisions, via: object)
             if !decisions.contains(where: { if case .rejected = $0 { true } else { false } }) {

@@ -80,7 +80,7 @@ extension AudioSession {
         try await register(on: connection, reset: false)
         startWatchingRoutes()
         startWatchingSound()
-        // The engine's players follow this session from now on (see `AudioEngine.session`).
+        // The engine's players follow this session from now on (see `AudioEngine.followedSession`).
         engine.playersSession.withLock { $0 = self }
         return connection
     }

@@ -204,4 +204,3 @@ extension AudioSession.SessionState {
     /// The players that do not resume by themselves after an interruption.
     var manualPlayers: Set<SessionClient.PlayerID> { playerIDs { !$0.automaticallyResumesAfterInterruption } }
 }
-

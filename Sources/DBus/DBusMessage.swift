@@ -49,11 +49,23 @@ public final class DBusMessage: @unchecked Sendable {
         return try MessageDecoder.readAll(&iter)
     }
 
-    /// The error this message carries, if it is an error reply.
+    /// The error this message carries, if it is an error reply. Its text comes from another
+    /// process and goes on into errors that are logged and printed: at most
+    /// ``maximumErrorText`` Unicode scalars of it are kept, and a cut says how much was left out.
     public var error: DBusError? {
         guard kind == .error else { return nil }
         let text = (try? arguments())?.first?.string ?? ""
-        return DBusError(errorName ?? DBusError.Name.failed, text)
+        return DBusError(errorName ?? DBusError.Name.failed, DBusMessage.bounded(text))
+    }
+
+    /// How many Unicode scalars of an error reply's text ``error`` keeps.
+    public static let maximumErrorText = 1024
+
+    static func bounded(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > maximumErrorText else { return text }
+        let kept = String(String.UnicodeScalarView(scalars.prefix(maximumErrorText)))
+        return kept + "… (cut: \(text.utf8.count) bytes in all)"
     }
 }
 

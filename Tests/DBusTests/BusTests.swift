@@ -207,6 +207,33 @@ struct BusTests {
         #expect(throws: DBusError.self) { try f.object.emit("Undeclared", interface: Fixture.interface) }
     }
 
+    @Test("an error reply's text from another process is kept up to maximumErrorText scalars, the cut said")
+    func longErrorTextIsCut() async throws {
+        let bus = try PrivateBus()
+        let server = try DBusConnection(.address(bus.address))
+        let client = try DBusConnection(.address(bus.address))
+        let long = String(repeating: "é", count: 100_000)
+        let object = try server.export([
+            DBusInterface("org.earshot.Test", methods: [
+                DBusMethod("Fail") { _ in throw DBusError(DBusError.Name.failed, long) },
+                DBusMethod("FailShort") { _ in throw DBusError(DBusError.Name.failed, "short and whole") },
+            ]),
+        ], at: "/test")
+        defer { object.unexport() }
+        func message(_ method: String) async -> String? {
+            do {
+                _ = try await client.call(destination: server.uniqueName, path: "/test", interface: "org.earshot.Test", method: method)
+                return nil
+            } catch { return error.message }
+        }
+        let cut = try #require(await message("Fail"))
+        let kept = cut.hasPrefix(String(repeating: "é", count: DBusMessage.maximumErrorText) + "… (cut: 200000 bytes in all)")
+        let length = cut.unicodeScalars.count
+        #expect(kept, "the text kept begins \(cut.prefix(40)), ends \(cut.suffix(40))")
+        #expect(length < DBusMessage.maximumErrorText + 40, "\(length) scalars kept")
+        #expect(await message("FailShort") == "short and whole")
+    }
+
     @Test("a call times out with NoReply and the connection keeps working")
     func timeout() async throws {
         let f = try Fixture()
